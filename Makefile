@@ -1,0 +1,27 @@
+# Two entry points (see README): `make demo` and `make test`. Each creates .venv and installs what it needs.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check -q
+
+.PHONY: demo test lint setup
+
+$(VENV)/.installed: pyproject.toml setup.py src/ragmeter/ir/_native.c
+	$(PYTHON) -m venv $(VENV)
+	# torch first, pinned: a plain `torch` would pull several GB of CUDA wheels.
+	$(PIP) install torch==2.13.0
+	$(PIP) install -e '.[all,test]'
+	touch $@
+
+setup: $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	$(VENV)/bin/ragmeter demo
+
+test: $(VENV)/.installed
+	$(PY) -m pytest -q -p no:cacheprovider
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/mypy

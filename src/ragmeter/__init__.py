@@ -1,0 +1,52 @@
+"""ragmeter: measure retrieval and RAG systems.
+
+The public API is re-exported here lazily, so that `import ragmeter` stays fast (numpy, pydantic and
+the native kernel load on first use).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    "evaluate": "ragmeter.ir.evaluate",
+    "IREvaluation": "ragmeter.ir.evaluate",
+    "Qrels": "ragmeter.ir.data",
+    "Run": "ragmeter.ir.data",
+    "EvalQuery": "ragmeter.models",
+    "EvalDataset": "ragmeter.models",
+    "MetricResult": "ragmeter.models",
+    "QueryEvalResult": "ragmeter.models",
+    "EvalRunResult": "ragmeter.models",
+    "EvalConfig": "ragmeter.models",
+    "Document": "ragmeter.models",
+    "load_dataset": "ragmeter.datasets",
+    "run_evaluation": "ragmeter.runner",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+if TYPE_CHECKING:
+    from ragmeter.ir.data import Qrels, Run
+    from ragmeter.ir.evaluate import IREvaluation, evaluate
+    from ragmeter.models import (
+        Document,
+        EvalConfig,
+        EvalDataset,
+        EvalQuery,
+        EvalRunResult,
+        MetricResult,
+        QueryEvalResult,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ragmeter' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

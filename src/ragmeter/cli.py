@@ -1,0 +1,61 @@
+"""The `ragmeter` command: a thin front on the library.
+
+Sub-commands live next to the code they drive and are imported only when invoked, so that
+`ragmeter eval` does not pay for torch, SQLAlchemy or matplotlib.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from ragmeter import __version__
+from ragmeter.errors import RagmeterError
+
+# name -> "module:attribute" of a click command or group. One line per command.
+COMMANDS: dict[str, str] = {
+    "eval": "ragmeter.ir.cli:eval_command",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, _, attr = target.partition(":")
+        command = getattr(importlib.import_module(module), attr)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ragmeter")
+def cli() -> None:
+    """Measure retrieval and RAG systems."""
+
+
+def fail(message: str, code: int = 2) -> None:
+    """Print one line to stderr and exit: the house style for bad input."""
+    click.echo(f"ragmeter: error: {message}", err=True)
+    sys.exit(code)
+
+
+def main(argv: list[str] | None = None) -> Any:
+    try:
+        return cli.main(args=argv, prog_name="ragmeter", standalone_mode=True)
+    except RagmeterError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        click.echo("ragmeter: interrupted", err=True)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,170 @@
+"""Pydantic records that cross a boundary (files, database, API, CLI output).
+
+Hot paths use numpy and dataclasses; these models are for what is read, stored and reported.
+Names follow the spec we were given (EvalQuery, EvalDataset, MetricResult, QueryEvalResult,
+EvalRunResult, EvalConfig).
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class Document(BaseModel):
+    """One document (or chunk) of a corpus."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    doc_id: str
+    text: str
+    title: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class EvalQuery(BaseModel):
+    """One test case: a question, its gold answer(s) and the ids of the relevant documents."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query_id: str
+    question: str
+    ground_truth_answer: str | None = None
+    # Every acceptable gold answer (SQuAD/NQ have several); empty means [ground_truth_answer].
+    answers: list[str] = Field(default_factory=list)
+    relevant_doc_ids: list[str] = Field(default_factory=list)
+    # Optional graded judgments {doc_id: grade}; when given it is the qrels of this query.
+    relevance: dict[str, int] | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def gold_answers(self) -> list[str]:
+        if self.answers:
+            return list(self.answers)
+        return [self.ground_truth_answer] if self.ground_truth_answer is not None else []
+
+    def judgments(self) -> dict[str, int]:
+        """The qrels of this query: graded relevance when given, else grade 1 for each relevant id."""
+        if self.relevance is not None:
+            return dict(self.relevance)
+        return {doc_id: 1 for doc_id in self.relevant_doc_ids}
+
+
+class EvalDataset(BaseModel):
+    """A dataset in ragmeter's native JSON format, optionally carrying its corpus."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str = ""
+    version: str = "1.0"
+    queries: list[EvalQuery]
+    corpus: list[Document] | None = None
+    # Path of a corpus file (JSONL of Document) when the corpus is not inline.
+    corpus_path: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class MetricResult(BaseModel):
+    """The value of one metric for one query. value is None when undefined or failed; error says why."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    value: float | None
+    details: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = None
+    # Prompt/template version for judges, metric definition version otherwise.
+    version: str | None = None
+
+    @field_validator("value")
+    @classmethod
+    def _no_nan(cls, v: float | None) -> float | None:
+        if v is not None and not math.isfinite(v):
+            raise ValueError("metric values must be finite; use None with an error instead of NaN")
+        return v
+
+
+class RetrievedDoc(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    doc_id: str
+    score: float
+    rank: int
+    text: str = ""
+
+
+class QueryEvalResult(BaseModel):
+    """Everything measured for one query of a run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query_id: str
+    question: str = ""
+    status: Literal["ok", "failed"] = "ok"
+    error: str | None = None
+    retrieved: list[RetrievedDoc] = Field(default_factory=list)
+    answer: str | None = None
+    ground_truth_answer: str | None = None
+    metrics: dict[str, MetricResult] = Field(default_factory=dict)
+    latency_ms: dict[str, float] = Field(default_factory=dict)
+
+
+class MetricSummary(BaseModel):
+    """Aggregate of one metric over a run: mean and std over the valid (non-null) values."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mean: float | None
+    std: float | None
+    n: int
+    n_null: int = 0
+    ci95: tuple[float, float] | None = None
+
+
+class EvalConfig(BaseModel):
+    """How a run is made. Never holds secrets (API keys come from the environment only)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dataset: str = "demo"
+    namespace: str | None = None
+    retrieval_top_k: list[int] = Field(default_factory=lambda: [1, 3, 5, 10])
+    evaluate_generation: bool = True
+    use_llm_judge: bool = False
+    judge_model: str | None = None
+    batch_size: int = 16
+    seed: int = 42
+    system: str = "builtin"
+    mode: str = "hybrid"
+    metrics: list[str] | None = None
+    concurrency: int = 16
+    cache: bool = False
+    limit: int | None = None
+    output: str | None = None
+    relevance_level: int = 1
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class EvalRunResult(BaseModel):
+    """A finished (or partial) evaluation run with its per-query results."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str | None = None
+    name: str = ""
+    status: Literal["running", "completed", "failed"] = "completed"
+    config: EvalConfig = Field(default_factory=EvalConfig)
+    dataset_hash: str | None = None
+    versions: dict[str, str] = Field(default_factory=dict)
+    started_at: datetime | None = None
+    completed_at: datetime | None = None
+    aggregate: dict[str, MetricSummary] = Field(default_factory=dict)
+    per_query: list[QueryEvalResult] = Field(default_factory=list)
+    n_queries: int = 0
+    n_failed: int = 0
+    n_queries_without_relevant: int = 0
+    error: str | None = None
+    notes: list[str] = Field(default_factory=list)
