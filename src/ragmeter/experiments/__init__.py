@@ -1,0 +1,1 @@
+"""Experiments over runs: paired significance tests, ablation grids."""

@@ -1,0 +1,345 @@
+"""Paired significance tests between two runs over the same queries.
+
+Input is plain data: ``{query_id: {metric: value or None}}`` per run, so this module needs neither the
+store nor the runner. For each metric the queries with a value in both runs are paired; a query that is
+missing or null in either run is left out of that metric's pairing and counted.
+
+Tests (two-sided, on the per-query differences d = b - a):
+- paired t-test (scipy's Student t distribution, imported lazily);
+- Fisher's randomisation test: sign flips of d, statistic |mean(d)|; exact enumeration of all 2^m sign
+  patterns (m = non-zero differences) when 2^m <= n_resamples, else a seeded Monte Carlo estimate
+  (count + 1) / (n_resamples + 1);
+- percentile bootstrap 95% CI of mean(d), seeded, n_resamples resamples of the paired queries.
+Holm-Bonferroni corrects the p-values across the metrics of one comparison.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from ragmeter.models import EvalRunResult
+
+PerQuery = Mapping[str, Mapping[str, float | None]]
+FloatArray = np.ndarray[Any, np.dtype[np.float64]]
+
+# Floating-point slack when comparing a permuted statistic with the observed one: sums of the same
+# numbers in a different order may differ in the last bits, and a tie must count as "as extreme".
+_TIE_EPS = 1e-12
+# Upper bound on (resamples x queries) held in memory at once by the bootstrap and Monte Carlo loops.
+_CHUNK_CELLS = 2_000_000
+
+
+class MetricComparison(BaseModel):
+    """One metric of a paired comparison of run B against run A (delta = mean_b - mean_a)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    metric: str
+    n: int = Field(description="queries with a value in both runs (the pairs)")
+    n_excluded: int = Field(description="queries missing or null in at least one run")
+    n_missing_a: int = 0
+    n_missing_b: int = 0
+    mean_a: float | None = None
+    mean_b: float | None = None
+    delta: float | None = None
+    ci95: tuple[float, float] | None = None
+    p_t: float | None = None
+    p_perm: float | None = None
+    perm_exact: bool | None = None
+    p_holm: float | None = Field(default=None, description="Holm-adjusted p_perm across metrics")
+    p_t_holm: float | None = Field(default=None, description="Holm-adjusted p_t across metrics")
+    wins: int = Field(default=0, description="queries where b > a")
+    losses: int = Field(default=0, description="queries where b < a")
+    ties: int = 0
+
+    def significant(self, alpha: float = 0.05) -> bool:
+        return self.p_holm is not None and self.p_holm < alpha
+
+
+class Comparison(BaseModel):
+    """A paired comparison of run B against run A over a set of metrics."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_a: str = "A"
+    run_b: str = "B"
+    seed: int
+    n_resamples: int
+    confidence: float = 0.95
+    metrics: list[MetricComparison]
+
+    def get(self, metric: str) -> MetricComparison:
+        for m in self.metrics:
+            if m.metric == metric:
+                return m
+        raise KeyError(metric)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Flat rows (one per metric) for tables and CSV exports."""
+        out = []
+        for m in self.metrics:
+            row: dict[str, Any] = {"run_a": self.run_a, "run_b": self.run_b}
+            row.update(m.model_dump(exclude={"ci95"}))
+            row["ci95_low"] = m.ci95[0] if m.ci95 else None
+            row["ci95_high"] = m.ci95[1] if m.ci95 else None
+            out.append(row)
+        return out
+
+
+def per_query_values(run: EvalRunResult) -> dict[str, dict[str, float | None]]:
+    """The ``{query_id: {metric: value}}`` table of a run (failed queries keep their null metrics)."""
+    return {q.query_id: {name: m.value for name, m in q.metrics.items()} for q in run.per_query}
+
+
+def _metric_names(per_query: PerQuery) -> list[str]:
+    seen: dict[str, None] = {}
+    for values in per_query.values():
+        for name in values:
+            seen.setdefault(name, None)
+    return list(seen)
+
+
+def _pair(
+    per_query_a: PerQuery, per_query_b: PerQuery, metric: str
+) -> tuple[FloatArray, FloatArray, int, int]:
+    """Paired arrays (in sorted query-id order) plus counts of queries lacking a value in A / in B."""
+    xs: list[float] = []
+    ys: list[float] = []
+    missing_a = missing_b = 0
+    for qid in sorted(set(per_query_a) | set(per_query_b)):
+        a = per_query_a.get(qid, {}).get(metric)
+        b = per_query_b.get(qid, {}).get(metric)
+        if a is None:
+            missing_a += 1
+        if b is None:
+            missing_b += 1
+        if a is None or b is None:
+            continue
+        xs.append(float(a))
+        ys.append(float(b))
+    return np.asarray(xs, dtype=np.float64), np.asarray(ys, dtype=np.float64), missing_a, missing_b
+
+
+def paired_t_test(a: Sequence[float] | FloatArray, b: Sequence[float] | FloatArray) -> float | None:
+    """Two-sided p-value of the paired t-test on d = b - a; None with fewer than two pairs.
+
+    Zero variance of d is decided without the t distribution: p = 1 when every difference is 0, else 0
+    (scipy returns NaN there).
+    """
+    d = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
+    n = d.size
+    if n < 2:
+        return None
+    mean = float(d.mean())
+    sd = float(d.std(ddof=1))
+    if sd == 0.0 or not math.isfinite(sd):
+        return 1.0 if mean == 0.0 else 0.0
+    from scipy import stats
+
+    t = mean / (sd / math.sqrt(n))
+    return float(min(1.0, 2.0 * stats.t.sf(abs(t), n - 1)))
+
+
+def permutation_test(
+    a: Sequence[float] | FloatArray,
+    b: Sequence[float] | FloatArray,
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 42,
+) -> tuple[float | None, bool]:
+    """Fisher's paired randomisation test (two-sided). Returns (p-value, exact?).
+
+    Flipping the sign of a zero difference changes nothing, so only the m non-zero differences are
+    permuted: exactly when 2^m <= n_resamples, otherwise by n_resamples seeded random sign vectors.
+    """
+    d = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
+    if d.size == 0:
+        return None, True
+    d = d[d != 0.0]
+    m = d.size
+    if m == 0:
+        return 1.0, True
+    observed = abs(float(d.sum()))
+    threshold = observed - _TIE_EPS * max(1.0, observed)
+    if m < 63 and (1 << m) <= n_resamples:
+        total = 1 << m
+        hits = 0
+        rows = max(1, _CHUNK_CELLS // m)
+        shifts = np.arange(m, dtype=np.int64)
+        for start in range(0, total, rows):
+            codes = np.arange(start, min(total, start + rows), dtype=np.int64)
+            signs = 1.0 - 2.0 * ((codes[:, None] >> shifts) & 1).astype(np.float64)
+            hits += int(np.count_nonzero(np.abs(signs @ d) >= threshold))
+        return hits / total, True
+    rng = np.random.default_rng(seed)
+    hits = 0
+    rows = max(1, _CHUNK_CELLS // m)
+    done = 0
+    while done < n_resamples:
+        size = min(rows, n_resamples - done)
+        signs = rng.choice(np.array([-1.0, 1.0]), size=(size, m))
+        hits += int(np.count_nonzero(np.abs(signs @ d) >= threshold))
+        done += size
+    return (hits + 1) / (n_resamples + 1), False
+
+
+def bootstrap_ci(
+    a: Sequence[float] | FloatArray,
+    b: Sequence[float] | FloatArray,
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 42,
+    confidence: float = 0.95,
+) -> tuple[float, float] | None:
+    """Percentile bootstrap CI of mean(b - a), resampling the paired queries with replacement."""
+    d = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
+    n = d.size
+    if n == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    means = np.empty(n_resamples, dtype=np.float64)
+    rows = max(1, _CHUNK_CELLS // n)
+    for start in range(0, n_resamples, rows):
+        size = min(rows, n_resamples - start)
+        idx = rng.integers(0, n, size=(size, n))
+        means[start : start + size] = d[idx].mean(axis=1)
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    low, high = np.percentile(means, [tail, 100.0 - tail])
+    return float(low), float(high)
+
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm-Bonferroni step-down adjusted p-values; None entries stay None and are not counted."""
+    present = [(p, i) for i, p in enumerate(p_values) if p is not None]
+    m = len(present)
+    adjusted: list[float | None] = [None] * len(p_values)
+    running = 0.0
+    for rank, (p, i) in enumerate(sorted(present)):
+        running = max(running, min(1.0, (m - rank) * p))
+        adjusted[i] = running
+    return adjusted
+
+
+def _metric_seed(seed: int, metric: str) -> list[int]:
+    # Each metric gets its own stream, so a metric's CI does not depend on which others are compared.
+    return [seed, zlib.crc32(metric.encode("utf-8"))]
+
+
+def compare_metric(
+    per_query_a: PerQuery,
+    per_query_b: PerQuery,
+    metric: str,
+    *,
+    seed: int = 42,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+) -> MetricComparison:
+    """All paired statistics of one metric (without the Holm correction, which needs every metric)."""
+    a, b, missing_a, missing_b = _pair(per_query_a, per_query_b, metric)
+    n = int(a.size)
+    n_all = len(set(per_query_a) | set(per_query_b))
+    result = MetricComparison(
+        metric=metric, n=n, n_excluded=n_all - n, n_missing_a=missing_a, n_missing_b=missing_b
+    )
+    if n == 0:
+        return result
+    d = b - a
+    p_perm, exact = permutation_test(a, b, n_resamples=n_resamples, seed=seed + 1)
+    result.mean_a = float(a.mean())
+    result.mean_b = float(b.mean())
+    result.delta = float(d.mean())
+    result.ci95 = bootstrap_ci(a, b, n_resamples=n_resamples, seed=seed, confidence=confidence)
+    result.p_t = paired_t_test(a, b)
+    result.p_perm = p_perm
+    result.perm_exact = exact
+    result.wins = int(np.count_nonzero(d > 0))
+    result.losses = int(np.count_nonzero(d < 0))
+    result.ties = int(np.count_nonzero(d == 0))
+    return result
+
+
+def compare_runs(
+    per_query_a: PerQuery,
+    per_query_b: PerQuery,
+    *,
+    metrics: Iterable[str] | None = None,
+    seed: int = 42,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    names: tuple[str, str] = ("A", "B"),
+) -> Comparison:
+    """Paired comparison of run B against run A, Holm-corrected across the compared metrics.
+
+    ``metrics`` defaults to the metrics that occur in both runs, in run A's order.
+    """
+    if n_resamples < 1:
+        raise ValueError("n_resamples must be >= 1")
+    if metrics is None:
+        in_b = set(_metric_names(per_query_b))
+        names_list = [m for m in _metric_names(per_query_a) if m in in_b]
+    else:
+        names_list = list(dict.fromkeys(metrics))
+    rows = [
+        compare_metric(
+            per_query_a,
+            per_query_b,
+            metric,
+            seed=_seed_for(seed, metric),
+            n_resamples=n_resamples,
+            confidence=confidence,
+        )
+        for metric in names_list
+    ]
+    for row, p in zip(rows, holm([r.p_perm for r in rows]), strict=True):
+        row.p_holm = p
+    for row, p in zip(rows, holm([r.p_t for r in rows]), strict=True):
+        row.p_t_holm = p
+    return Comparison(
+        run_a=names[0],
+        run_b=names[1],
+        seed=seed,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        metrics=rows,
+    )
+
+
+def _seed_for(seed: int, metric: str) -> int:
+    state = np.random.SeedSequence(_metric_seed(seed, metric)).generate_state(1)
+    return int(state[0])
+
+
+def compare_many(
+    runs: Mapping[str, PerQuery],
+    *,
+    baseline: str | None = None,
+    metrics: Iterable[str] | None = None,
+    seed: int = 42,
+    n_resamples: int = 10_000,
+) -> list[Comparison]:
+    """Each run against the baseline (default: the first run), as `ragmeter runs compare A B C` shows."""
+    if not runs:
+        return []
+    base = baseline if baseline is not None else next(iter(runs))
+    if base not in runs:
+        raise KeyError(base)
+    metric_list = list(metrics) if metrics is not None else None
+    return [
+        compare_runs(
+            runs[base],
+            values,
+            metrics=metric_list,
+            seed=seed,
+            n_resamples=n_resamples,
+            names=(base, name),
+        )
+        for name, values in runs.items()
+        if name != base
+    ]
