@@ -1,0 +1,45 @@
+"""Is the process that owns a running run still alive? (host + pid + the pid's start time)."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+
+def hostname() -> str:
+    return socket.gethostname()
+
+
+def pid_token(pid: int) -> str:
+    """The start time of a process (Linux /proc), so that a recycled pid is not mistaken for the owner."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    # Field 22 (starttime); the command name in field 2 may hold spaces, so split after its ')'.
+    fields = stat.rsplit(")", 1)[-1].split()
+    return fields[19] if len(fields) > 19 else ""
+
+
+def process_alive(pid: int, token: str) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # exists, owned by someone else
+    if token:
+        current = pid_token(pid)
+        if current and current != token:
+            return False
+        if not current and Path("/proc").is_dir():
+            return False
+    # A zombie (killed, not yet reaped by its parent) holds its pid but runs nothing.
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state not in ("Z", "X")

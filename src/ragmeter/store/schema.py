@@ -1,0 +1,142 @@
+"""SQLAlchemy 2 tables of the store. Changing them needs a new Alembic revision in migrations/versions."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Collection(Base):
+    __tablename__ = "collections"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    meta: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
+
+    documents: Mapped[list[Document]] = relationship(
+        back_populates="collection", cascade="all, delete-orphan", passive_deletes=True
+    )
+
+
+class Document(Base):
+    __tablename__ = "documents"
+    __table_args__ = (UniqueConstraint("collection_id", "doc_id", name="uq_documents_collection_doc"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"), index=True)
+    doc_id: Mapped[str] = mapped_column(String(500))
+    title: Mapped[str] = mapped_column(Text, default="")
+    text: Mapped[str] = mapped_column(Text)
+    source: Mapped[str | None] = mapped_column(Text, nullable=True)
+    meta: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
+
+    collection: Mapped[Collection] = relationship(back_populates="documents")
+    chunks: Mapped[list[Chunk]] = relationship(
+        back_populates="document", cascade="all, delete-orphan", passive_deletes=True
+    )
+
+
+class Chunk(Base):
+    __tablename__ = "chunks"
+    __table_args__ = (UniqueConstraint("collection_id", "chunk_id", name="uq_chunks_collection_chunk"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"), index=True)
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"), index=True)
+    chunk_id: Mapped[str] = mapped_column(String(500))
+    position: Mapped[int] = mapped_column(Integer, default=0)
+    text: Mapped[str] = mapped_column(Text)
+    meta: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
+
+    document: Mapped[Document] = relationship(back_populates="chunks")
+
+
+test_case_chunks = Table(
+    "test_case_chunks",
+    Base.metadata,
+    Column("test_case_id", ForeignKey("test_cases.id", ondelete="CASCADE"), primary_key=True),
+    Column("chunk_id", ForeignKey("chunks.id", ondelete="CASCADE"), primary_key=True),
+    Column("grade", Integer, nullable=False, default=1),
+)
+
+
+class TestCase(Base):
+    __tablename__ = "test_cases"
+    __table_args__ = (UniqueConstraint("collection_id", "case_id", name="uq_test_cases_collection_case"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"), index=True)
+    case_id: Mapped[str] = mapped_column(String(200))
+    question: Mapped[str] = mapped_column(Text)
+    source: Mapped[str] = mapped_column(String(20), default="manual")  # manual | synthetic
+    ground_truth_answer: Mapped[str | None] = mapped_column(Text, nullable=True)
+    meta: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    relevant_chunks: Mapped[list[Chunk]] = relationship(secondary=test_case_chunks, order_by=Chunk.id)
+
+
+class RunRow(Base):
+    __tablename__ = "runs"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), default="")
+    status: Mapped[str] = mapped_column(String(20), index=True)  # running | completed | failed
+    config: Mapped[dict[str, Any]] = mapped_column(JSON)
+    dataset_name: Mapped[str] = mapped_column(String(500), default="")
+    dataset_hash: Mapped[str | None] = mapped_column(String(80), nullable=True)
+    n_dataset_queries: Mapped[int] = mapped_column(Integer, default=0)
+    versions: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    seed: Mapped[int] = mapped_column(Integer, default=0)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    completed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # Liveness of the process that owns a running run: host + pid + the pid's start token, and a heartbeat
+    # for owners on other hosts. A run whose owner is gone is marked failed on the next open.
+    host: Mapped[str] = mapped_column(String(255), default="")
+    pid: Mapped[int] = mapped_column(Integer, default=0)
+    pid_token: Mapped[str] = mapped_column(String(64), default="")
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    aggregate: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    summary: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    n_queries: Mapped[int] = mapped_column(Integer, default=0)
+    n_failed: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class QueryResultRow(Base):
+    __tablename__ = "query_results"
+    # One row per (run, query): the database itself refuses a second evaluation of a query.
+    __table_args__ = (
+        UniqueConstraint("run_id", "query_id", name="uq_query_results_run_query"),
+        Index("ix_query_results_run_position", "run_id", "position"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    query_id: Mapped[str] = mapped_column(String(500))
+    position: Mapped[int] = mapped_column(Integer, default=0)
+    status: Mapped[str] = mapped_column(String(20))  # ok | failed
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    latency_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    result: Mapped[dict[str, Any]] = mapped_column(JSON)
+    completed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
