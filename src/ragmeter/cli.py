@@ -18,6 +18,7 @@ from ragmeter.errors import RagmeterError
 # name -> "module:attribute" of a click command or group. One line per command.
 COMMANDS: dict[str, str] = {
     "eval": "ragmeter.ir.cli:eval_command",
+    "datasets": "ragmeter.datasets.cli:datasets",
 }
 
 

@@ -1,0 +1,59 @@
+"""`ragmeter datasets ...`: list the registry, validate a dataset file, fetch a benchmark."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+@click.group("datasets")
+def datasets() -> None:
+    """Named benchmarks and dataset files."""
+
+
+@datasets.command("list")
+@click.option("--data-dir", type=click.Path(file_okay=False), default=None, help="Also look here first.")
+def list_command(data_dir: str | None) -> None:
+    """Show the named datasets and where each is available locally."""
+    from ragmeter.datasets import registry
+
+    click.echo(f"{'name':<18} {'local copy':<60} description")
+    click.echo(f"{'demo':<18} {'(in the package)':<60} ragmeter's own documentation, 40 docs, 60 questions")
+    for name, bench in registry.BENCHMARKS.items():
+        found = registry.locate(name, data_dir)
+        where = str(found) if found is not None else "not cached (downloaded on first use)"
+        click.echo(f"{name:<18} {where:<60} {bench.description} [{bench.license}]")
+    click.echo(f"\nsearched: {', '.join(str(d) for d in registry.search_dirs(data_dir))}")
+
+
+@datasets.command("validate")
+@click.argument("path", type=click.Path(exists=True))
+def validate_command(path: str) -> None:
+    """Check a dataset file and report every problem with its location."""
+    from ragmeter.datasets import validate_dataset
+
+    problems = validate_dataset(path)
+    for problem in problems:
+        click.echo(problem)
+    if problems:
+        click.echo(f"{len(problems)} problem(s) in {path}", err=True)
+        sys.exit(1)
+    click.echo(f"{path}: ok")
+
+
+@datasets.command("fetch")
+@click.argument("name")
+@click.option("--base-url", default=None, help="A mirror serving the data-directory layout.")
+def fetch_command(name: str, base_url: str | None) -> None:
+    """Download a named benchmark into the user cache (checksummed)."""
+    from ragmeter.datasets import registry
+
+    folder = registry.locate(name) or registry.fetch(name, base_url=base_url)
+    click.echo(f"{name}: {folder}")
+
+
+# Issue 7 (citation prediction): the command lives next to its builder.
+from ragmeter.datasets.citation_cli import build_citation_command  # noqa: E402
+
+datasets.add_command(build_citation_command)

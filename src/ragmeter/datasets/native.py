@@ -1,0 +1,285 @@
+"""The native dataset format: EvalDataset JSON, JSONL (one query a line) and corpus JSONL.
+
+Parsing collects every problem with its location (file:line or a JSON path) instead of stopping at
+the first one, so that `ragmeter datasets validate` can report them all and `load_dataset` can name
+the first few in one clear error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ragmeter.errors import InputError
+from ragmeter.models import Document, EvalDataset, EvalQuery
+
+# Keys accepted for a document's id, besides the native `doc_id` (BEIR uses `_id`).
+_DOC_ID_KEYS = ("doc_id", "_id", "id")
+
+
+class Problems:
+    """An ordered list of `location: message` strings."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def add(self, location: str, message: str) -> None:
+        self.items.append(f"{location}: {message}")
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+
+def _format_validation_error(exc: ValidationError) -> list[str]:
+    out = []
+    for err in exc.errors():
+        loc = ".".join(str(part) for part in err["loc"]) or "(record)"
+        out.append(f"field '{loc}': {err['msg']}")
+    return out
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    """Yield (line number, parsed value) for each non-blank line; a bad line raises InputError."""
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield lineno, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"not valid JSON ({exc.msg})", source=str(path), line=lineno) from None
+
+
+def document_from_record(record: Any) -> Document:
+    """A Document from a native (`doc_id`) or BEIR-style (`_id`/`id`) record; raises ValueError."""
+    if not isinstance(record, dict):
+        raise ValueError("a document must be a JSON object")
+    data = dict(record)
+    if "doc_id" not in data:
+        for key in _DOC_ID_KEYS[1:]:
+            if key in data:
+                data["doc_id"] = data.pop(key)
+                break
+    if isinstance(data.get("doc_id"), int):
+        data["doc_id"] = str(data["doc_id"])
+    if data.get("title") is None:
+        data["title"] = ""
+    try:
+        return Document.model_validate(data)
+    except ValidationError as exc:
+        raise ValueError("; ".join(_format_validation_error(exc))) from None
+
+
+def query_from_record(record: Any) -> EvalQuery:
+    """An EvalQuery from a native record; raises ValueError naming the bad field."""
+    if not isinstance(record, dict):
+        raise ValueError("a query must be a JSON object")
+    data = dict(record)
+    if isinstance(data.get("query_id"), int):
+        data["query_id"] = str(data["query_id"])
+    try:
+        return EvalQuery.model_validate(data)
+    except ValidationError as exc:
+        raise ValueError("; ".join(_format_validation_error(exc))) from None
+
+
+def read_corpus(path: Path, problems: Problems | None = None) -> list[Document]:
+    """Read a corpus JSONL (one document a line). Without `problems`, the first bad line raises."""
+    docs: list[Document] = []
+    for lineno, record in iter_jsonl(path):
+        try:
+            docs.append(document_from_record(record))
+        except ValueError as exc:
+            if problems is None:
+                raise InputError(str(exc), source=str(path), line=lineno) from None
+            problems.add(f"{path}:{lineno}", str(exc))
+    return docs
+
+
+def check_dataset(
+    dataset: EvalDataset,
+    problems: Problems,
+    *,
+    query_locations: list[str],
+    doc_locations: list[str],
+) -> None:
+    """Cross-record checks: duplicate ids, empty questions/texts, relevant ids missing from the corpus."""
+    seen_q: dict[str, str] = {}
+    for query, loc in zip(dataset.queries, query_locations, strict=True):
+        if query.query_id in seen_q:
+            problems.add(loc, f"duplicate query_id {query.query_id!r} (first at {seen_q[query.query_id]})")
+        else:
+            seen_q[query.query_id] = loc
+        if not query.query_id.strip():
+            problems.add(loc, "empty query_id")
+        if not query.question.strip():
+            problems.add(loc, f"query {query.query_id!r}: empty question")
+        if len(set(query.relevant_doc_ids)) != len(query.relevant_doc_ids):
+            problems.add(loc, f"query {query.query_id!r}: relevant_doc_ids repeats an id")
+    corpus = dataset.corpus
+    if corpus is None:
+        return
+    seen_d: dict[str, str] = {}
+    for doc, loc in zip(corpus, doc_locations, strict=True):
+        if doc.doc_id in seen_d:
+            problems.add(loc, f"duplicate doc_id {doc.doc_id!r} (first at {seen_d[doc.doc_id]})")
+        else:
+            seen_d[doc.doc_id] = loc
+        if not doc.doc_id.strip():
+            problems.add(loc, "empty doc_id")
+        if not doc.text.strip() and not doc.title.strip():
+            problems.add(loc, f"document {doc.doc_id!r}: empty text")
+    for query, loc in zip(dataset.queries, query_locations, strict=True):
+        ids = list(query.relevant_doc_ids) + list((query.relevance or {}).keys())
+        missing = sorted({d for d in ids if d not in seen_d})
+        if missing:
+            shown = ", ".join(repr(d) for d in missing[:5])
+            problems.add(loc, f"query {query.query_id!r}: relevant ids not in the corpus: {shown}")
+
+
+def _parse_json_dataset(path: Path, problems: Problems) -> tuple[EvalDataset | None, list[str], list[str]]:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        problems.add(f"{path}:{exc.lineno}", f"not valid JSON ({exc.msg})")
+        return None, [], []
+    except UnicodeDecodeError:
+        problems.add(str(path), "not UTF-8 text")
+        return None, [], []
+    if not isinstance(raw, dict):
+        problems.add(str(path), "a dataset must be a JSON object with a 'queries' list")
+        return None, [], []
+    if not isinstance(raw.get("queries"), list):
+        problems.add(f"{path}: field 'queries'", "missing or not a list")
+        return None, [], []
+    queries: list[EvalQuery] = []
+    q_locs: list[str] = []
+    for i, record in enumerate(raw["queries"]):
+        loc = f"{path}: queries[{i}]"
+        try:
+            queries.append(query_from_record(record))
+            q_locs.append(loc)
+        except ValueError as exc:
+            problems.add(loc, str(exc))
+    corpus: list[Document] | None = None
+    d_locs: list[str] = []
+    if raw.get("corpus") is not None:
+        if not isinstance(raw["corpus"], list):
+            problems.add(f"{path}: field 'corpus'", "not a list")
+        else:
+            corpus = []
+            for i, record in enumerate(raw["corpus"]):
+                loc = f"{path}: corpus[{i}]"
+                try:
+                    corpus.append(document_from_record(record))
+                    d_locs.append(loc)
+                except ValueError as exc:
+                    problems.add(loc, str(exc))
+    elif raw.get("corpus_path"):
+        corpus_file = (path.parent / str(raw["corpus_path"])).resolve()
+        if not corpus_file.is_file():
+            problems.add(f"{path}: field 'corpus_path'", f"file not found: {corpus_file}")
+        else:
+            corpus, d_locs = _read_corpus_with_locations(corpus_file, problems)
+    header = {k: raw[k] for k in ("name", "description", "version", "metadata") if k in raw}
+    header.setdefault("name", path.stem)
+    unknown = sorted(
+        set(raw) - {"name", "description", "version", "metadata", "queries", "corpus", "corpus_path"}
+    )
+    for key in unknown:
+        problems.add(f"{path}: field '{key}'", "unknown field")
+    try:
+        dataset = EvalDataset.model_validate({**header, "queries": [], "corpus": None})
+    except ValidationError as exc:
+        for msg in _format_validation_error(exc):
+            problems.add(str(path), msg)
+        return None, q_locs, d_locs
+    dataset.queries = queries
+    dataset.corpus = corpus
+    return dataset, q_locs, d_locs
+
+
+def _read_corpus_with_locations(path: Path, problems: Problems) -> tuple[list[Document], list[str]]:
+    docs: list[Document] = []
+    locs: list[str] = []
+    try:
+        for lineno, record in iter_jsonl(path):
+            try:
+                docs.append(document_from_record(record))
+                locs.append(f"{path}:{lineno}")
+            except ValueError as exc:
+                problems.add(f"{path}:{lineno}", str(exc))
+    except InputError as exc:
+        problems.add(f"{exc.source}:{exc.line}", exc.reason)
+    return docs, locs
+
+
+def sibling_corpus(path: Path) -> Path | None:
+    """The corpus of a JSONL dataset: `<stem>.corpus.jsonl`, else `corpus.jsonl`, in the same folder."""
+    for candidate in (path.with_name(f"{path.stem}.corpus.jsonl"), path.with_name("corpus.jsonl")):
+        if candidate.is_file() and candidate.resolve() != path.resolve():
+            return candidate
+    return None
+
+
+def _parse_jsonl_dataset(path: Path, problems: Problems) -> tuple[EvalDataset | None, list[str], list[str]]:
+    queries: list[EvalQuery] = []
+    q_locs: list[str] = []
+    try:
+        for lineno, record in iter_jsonl(path):
+            try:
+                queries.append(query_from_record(record))
+                q_locs.append(f"{path}:{lineno}")
+            except ValueError as exc:
+                problems.add(f"{path}:{lineno}", str(exc))
+    except InputError as exc:
+        problems.add(f"{exc.source}:{exc.line}", exc.reason)
+        return None, q_locs, []
+    except UnicodeDecodeError:
+        problems.add(str(path), "not UTF-8 text")
+        return None, q_locs, []
+    corpus: list[Document] | None = None
+    d_locs: list[str] = []
+    corpus_file = sibling_corpus(path)
+    if corpus_file is not None:
+        corpus, d_locs = _read_corpus_with_locations(corpus_file, problems)
+    dataset = EvalDataset(name=path.stem, queries=queries, corpus=corpus)
+    return dataset, q_locs, d_locs
+
+
+def parse_native(path: Path) -> tuple[EvalDataset | None, list[str]]:
+    """Parse a native JSON or JSONL dataset; return it (None when unreadable) and every problem."""
+    problems = Problems()
+    if not path.is_file():
+        problems.add(str(path), "file not found")
+        return None, problems.items
+    if path.suffix.lower() == ".jsonl":
+        dataset, q_locs, d_locs = _parse_jsonl_dataset(path, problems)
+    else:
+        dataset, q_locs, d_locs = _parse_json_dataset(path, problems)
+    if dataset is not None:
+        if not dataset.queries and not problems:
+            problems.add(str(path), "the dataset has no queries")
+        check_dataset(dataset, problems, query_locations=q_locs, doc_locations=d_locs)
+    return dataset, problems.items
+
+
+def load_native(path: Path) -> EvalDataset:
+    """Load a native dataset; any problem raises one InputError naming the first few."""
+    dataset, problems = parse_native(path)
+    if problems or dataset is None:
+        shown = "; ".join(problems[:3])
+        more = (
+            f" (and {len(problems) - 3} more; run `ragmeter datasets validate`)" if len(problems) > 3 else ""
+        )
+        raise InputError(f"invalid dataset: {shown}{more}")
+    return dataset
+
+
+def write_native(dataset: EvalDataset, path: Path) -> None:
+    """Write a dataset as native JSON (corpus inline)."""
+    path.write_text(dataset.model_dump_json(indent=1, exclude_none=True), encoding="utf-8")
