@@ -1,0 +1,117 @@
+"""`ragmeter eval QRELS RUN`: trec_eval-exact measures from files, as a table, JSON or CSV."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from ragmeter.errors import InputError
+
+
+def parse_thresholds(items: tuple[str, ...], *, source: str = "--fail-under") -> list[tuple[str, float]]:
+    """Parse MEASURE=VALUE pairs (the measure is returned as written; callers canonicalise it)."""
+    out: list[tuple[str, float]] = []
+    for item in items:
+        name, sep, value = item.rpartition("=")
+        if not sep or not name.strip():
+            raise InputError(f"expected MEASURE=VALUE, got {item!r}", source=source)
+        try:
+            out.append((name.strip(), float(value)))
+        except ValueError:
+            raise InputError(f"{item!r}: {value!r} is not a number", source=source) from None
+    return out
+
+
+def _split_measures(values: tuple[str, ...]) -> list[str] | None:
+    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
+    return names or None
+
+
+@click.command("eval")
+@click.argument("qrels_path", metavar="QRELS")
+@click.argument("run_path", metavar="RUN")
+@click.option("-m", "--measure", "measures", multiple=True, help="Measure(s), repeatable or comma separated.")
+@click.option("--per-query", is_flag=True, help="Also report every query's values.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
+@click.option("--fail-under", multiple=True, metavar="MEASURE=VALUE", help="Exit 1 if the mean is below VALUE.")
+@click.option("-l", "--relevance-level", type=int, default=1, show_default=True, help="As trec_eval -l.")
+@click.option("--ignore-missing", is_flag=True, help="Leave judged queries absent from the run out of the means.")
+@click.option("--include-no-relevant", is_flag=True, help="Average queries without relevant docs in as 0.")
+@click.option("--keep-first", is_flag=True, help="Keep the first of a repeated doc id instead of failing.")
+@click.option("--collection-size", type=int, default=None, help="N for AQWV's MATERIAL false-alarm rate.")
+def eval_command(
+    qrels_path: str,
+    run_path: str,
+    measures: tuple[str, ...],
+    per_query: bool,
+    fmt: str,
+    fail_under: tuple[str, ...],
+    relevance_level: int,
+    ignore_missing: bool,
+    include_no_relevant: bool,
+    keep_first: bool,
+    collection_size: int | None,
+) -> None:
+    """Evaluate RUN (TREC run, JSON or TSV) against QRELS (TREC qrels, BEIR TSV or JSON)."""
+    from ragmeter.ir.data import Qrels, Run
+    from ragmeter.ir.evaluate import evaluate
+    from ragmeter.ir.measures import parse_measure, parse_measures
+
+    names = _split_measures(measures)
+    thresholds = [(parse_measure(n).name, v) for n, v in parse_thresholds(fail_under)]
+    wanted = [m.name for m in parse_measures(names)]
+    wanted += [n for n, _ in thresholds if n not in wanted]
+    qrels = Qrels.read(qrels_path, keep_first=keep_first)
+    run = Run.read(run_path, keep_first=keep_first)
+    result = evaluate(
+        qrels,
+        run,
+        wanted,
+        relevance_level=relevance_level,
+        missing="ignore" if ignore_missing else "zero",
+        no_relevant="zero" if include_no_relevant else "exclude",
+        collection_size=collection_size,
+    )
+    if fmt == "json":
+        sys.stdout.write(json.dumps(result.to_dict(per_query=per_query)) + "\n")
+    elif fmt == "csv":
+        sys.stdout.write(result.to_csv(per_query=per_query))
+    else:
+        _print_table(result, per_query=per_query)
+
+    agg = result.aggregate
+    short = [(n, agg[n], v) for n, v in thresholds if agg[n] < v]
+    for name, got, want in short:
+        click.echo(f"ragmeter: fail-under: {name} = {got:.4f} < {want:g}", err=True)
+    if short:
+        sys.exit(1)
+
+
+def _print_table(result: object, *, per_query: bool) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from ragmeter.ir.evaluate import IREvaluation
+
+    assert isinstance(result, IREvaluation)
+    console = Console()
+    if per_query:
+        pq = Table(title="per query", show_lines=False)
+        pq.add_column("query")
+        for name in result.measure_names:
+            pq.add_column(name, justify="right")
+        for qid, row in result.per_query.items():
+            pq.add_row(qid, *(f"{v:.4f}" for v in row.values()))
+        console.print(pq)
+    table = Table(title=f"ragmeter eval: {result.n_queries} queries")
+    table.add_column("measure")
+    table.add_column("mean", justify="right")
+    table.add_column("std", justify="right")
+    agg, std = result.aggregate, result.std
+    for name in result.measure_names:
+        table.add_row(name, f"{agg[name]:.4f}", f"{std[name]:.4f}")
+    console.print(table)
+    for note in result.policy_notes():
+        console.print(f"[dim]- {note}[/dim]")

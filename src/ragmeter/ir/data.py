@@ -1,0 +1,340 @@
+"""Qrels and Run, held columnar.
+
+Both are a query table plus flat row columns (no dict of dicts):
+
+* ``query_ids``: the queries, in order of first appearance;
+* ``qoff`` (int64, nq + 1): rows of query ``i`` are ``qoff[i]:qoff[i+1]``; ``query_index`` gives the
+  query of every row;
+* ``doc_blob`` / ``doc_off``: doc ids as one bytes buffer plus int64 offsets (an Arrow-style string
+  column), so 10M doc ids are two arrays, not 10M Python strings; ``doc_codes()`` interns them
+  into integer codes when a caller wants them;
+* ``grades`` (int32, qrels) or ``scores`` (float64, run).
+
+Run rows are kept in trec_eval's rank order inside each query: score descending compared as float32,
+ties by doc id descending byte-wise. The file's rank column and row order are ignored. A doc id
+repeated within one query is an error unless ``keep_first=True``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from ragmeter.errors import InputError
+from ragmeter.ir import _native
+
+T = TypeVar("T", bound="_Table")
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """Read a file, transparently gunzipping it; missing files are an InputError."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError("no such file", source=str(path)) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a file", source=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise InputError(f"corrupt gzip data: {exc}", source=str(path)) from None
+    return data
+
+
+def _line_of_row(data: bytes, row: int) -> int:
+    """1-based line number of the row-th non-blank line (error path only)."""
+    seen = -1
+    for lineno, line in enumerate(data.split(b"\n"), start=1):
+        if line.strip():
+            seen += 1
+            if seen == row:
+                return lineno
+    return 0
+
+
+@dataclass(frozen=True, eq=False)
+class _Table:
+    query_ids: list[str]
+    qoff: npt.NDArray[np.int64]
+    doc_blob: bytes
+    doc_off: npt.NDArray[np.int64]
+    values: npt.NDArray[Any]
+    _is_run: ClassVar[bool] = False
+    _qpos: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_qpos", {q: i for i, q in enumerate(self.query_ids)})
+
+    # ----- construction -------------------------------------------------------------------
+    @classmethod
+    def _from_native(cls: type[T], query_ids: list[str], parts: tuple[Any, ...]) -> T:
+        qoff, blob, doff, values = parts
+        return cls(query_ids, qoff, blob, doff, values)
+
+    @classmethod
+    def from_trec(cls: type[T], path: str | Path, *, keep_first: bool = False) -> T:
+        """Read a TREC file (whitespace separated; gzip accepted)."""
+        data = read_bytes(path)
+        return cls.from_trec_bytes(data, source=str(path), keep_first=keep_first)
+
+    @classmethod
+    def from_trec_bytes(cls: type[T], data: bytes, *, source: str = "<bytes>", keep_first: bool = False) -> T:
+        try:
+            query_ids, parts = _native.parse_trec(data, cls._is_run, keep_first)
+        except ValueError as exc:
+            kind, a, b, detail = exc.args
+            if kind == "duplicate":
+                doc = detail.decode("utf-8", "replace")
+                raise InputError(
+                    f"document {doc!r} appears twice in one query (first at line {_line_of_row(data, b)}); "
+                    "pass keep_first to keep the first",
+                    source=source,
+                    line=_line_of_row(data, a),
+                ) from None
+            raise InputError(str(detail), source=source, line=a) from None
+        return cls._from_native(query_ids, parts)
+
+    @classmethod
+    def from_columns(
+        cls: type[T],
+        query_ids: Iterable[str],
+        doc_ids: Iterable[str],
+        values: Iterable[float] | npt.ArrayLike,
+        *,
+        keep_first: bool = False,
+        source: str = "<columns>",
+    ) -> T:
+        """Build from three parallel columns (one entry per judged or retrieved doc)."""
+        qcol = [str(q) for q in query_ids]
+        dcol = [str(d).encode("utf-8", "surrogateescape") for d in doc_ids]
+        vals = np.asarray(values, dtype=np.float64).reshape(-1)
+        if not (len(qcol) == len(dcol) == len(vals)):
+            raise InputError("query, doc and value columns differ in length", source=source)
+        if np.isnan(vals).any():
+            row = int(np.flatnonzero(np.isnan(vals))[0])
+            raise InputError(f"row {row + 1}: value is NaN", source=source)
+        if not cls._is_run and (vals != np.floor(vals)).any():
+            row = int(np.flatnonzero(vals != np.floor(vals))[0])
+            raise InputError(f"row {row + 1}: grade {vals[row]!r} is not an integer", source=source)
+        order: dict[str, int] = {}
+        qidx = np.fromiter((order.setdefault(q, len(order)) for q in qcol), dtype=np.int32, count=len(qcol))
+        lens = np.fromiter((len(d) for d in dcol), dtype=np.int64, count=len(dcol))
+        doff = np.zeros(len(dcol) + 1, dtype=np.int64)
+        np.cumsum(lens, out=doff[1:])
+        try:
+            parts = _native.canonicalize(
+                qidx, b"".join(dcol), doff, np.ascontiguousarray(vals), len(order), cls._is_run, keep_first
+            )
+        except ValueError as exc:
+            kind, a, _b, detail = exc.args
+            if kind == "duplicate":
+                doc = detail.decode("utf-8", "replace")
+                raise InputError(
+                    f"document {doc!r} appears twice for query {qcol[a]!r}; pass keep_first to keep the first",
+                    source=source,
+                ) from None
+            raise
+        return cls._from_native(list(order), parts)
+
+    @classmethod
+    def from_dict(cls: type[T], data: Mapping[str, Mapping[str, float]], *, source: str = "<dict>") -> T:
+        """Build from ``{query_id: {doc_id: score_or_grade}}`` (queries with no docs are kept)."""
+        qcol: list[str] = []
+        dcol: list[str] = []
+        vcol: list[float] = []
+        empty: list[str] = []
+        for qid, docs in data.items():
+            if not isinstance(docs, Mapping):
+                raise InputError(f"query {qid!r}: expected an object of doc id -> value", source=source)
+            if not docs:
+                empty.append(str(qid))
+            for doc, value in docs.items():
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    raise InputError(f"query {qid!r}, doc {doc!r}: value {value!r} is not a number", source=source)
+                qcol.append(str(qid))
+                dcol.append(str(doc))
+                vcol.append(float(value))
+        table = cls.from_columns(qcol, dcol, vcol, source=source)
+        return table._with_empty_queries(empty) if empty else table
+
+    def _with_empty_queries(self: T, names: list[str]) -> T:
+        extra = [q for q in names if q not in self._qpos]
+        if not extra:
+            return self
+        qoff = np.concatenate([self.qoff, np.full(len(extra), self.qoff[-1], dtype=np.int64)])
+        return type(self)(self.query_ids + extra, qoff, self.doc_blob, self.doc_off, self.values)
+
+    @classmethod
+    def from_json(cls: type[T], path: str | Path) -> T:
+        """Read ``{query_id: {doc_id: value}}`` JSON."""
+        data = read_bytes(path)
+        try:
+            obj = json.loads(data)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg}", source=str(path), line=exc.lineno) from None
+        if not isinstance(obj, dict):
+            raise InputError("expected a JSON object {query_id: {doc_id: value}}", source=str(path))
+        return cls.from_dict(obj, source=str(path))
+
+    @classmethod
+    def from_dataframe(
+        cls: type[T], df: Any, *, query_col: str | None = None, doc_col: str | None = None, value_col: str | None = None
+    ) -> T:
+        """Build from a pandas DataFrame (columns found by common names: query_id/q_id/qid, doc_id/docid, ...)."""
+        cols = [str(c) for c in df.columns]
+
+        def pick(given: str | None, candidates: tuple[str, ...], what: str) -> str:
+            if given is not None:
+                if given not in cols:
+                    raise InputError(f"no column {given!r}", source="DataFrame")
+                return given
+            for c in candidates:
+                if c in cols:
+                    return c
+            raise InputError(f"no {what} column (tried {', '.join(candidates)})", source="DataFrame")
+
+        q = pick(query_col, ("query_id", "q_id", "qid", "query-id", "query"), "query id")
+        d = pick(doc_col, ("doc_id", "docid", "corpus-id", "docno", "doc"), "doc id")
+        value_names = ("score", "sim") if cls._is_run else ("grade", "relevance", "score", "rel", "label")
+        v = pick(value_col, value_names, "value")
+        return cls.from_columns(df[q].astype(str), df[d].astype(str), df[v].to_numpy(dtype=np.float64))
+
+    @classmethod
+    def read(cls: type[T], path: str | Path, *, keep_first: bool = False) -> T:
+        """Read by format: JSON object, BEIR TSV (with header), else TREC."""
+        p = Path(path)
+        data = read_bytes(p)
+        head = data[:4096].lstrip()
+        if head[:1] == b"{":
+            return cls.from_json(p)
+        first = head.split(b"\n", 1)[0]
+        if b"\t" in first and not first.split(b"\t")[-1].strip().lstrip(b"-").replace(b".", b"", 1).isdigit():
+            return cls.from_tsv(p, keep_first=keep_first)
+        return cls.from_trec_bytes(data, source=str(path), keep_first=keep_first)
+
+    @classmethod
+    def from_tsv(cls: type[T], path: str | Path, *, keep_first: bool = False) -> T:
+        """BEIR-style TSV with a header: query-id, corpus-id, score (value in the last column)."""
+        text = read_bytes(path).decode("utf-8", "surrogateescape")
+        lines = text.splitlines()
+        qcol: list[str] = []
+        dcol: list[str] = []
+        vcol: list[float] = []
+        for lineno, line in enumerate(lines[1:], start=2):
+            if not line.strip():
+                continue
+            parts = line.split("\t")
+            if len(parts) != 3:
+                raise InputError(f"expected 3 tab-separated columns, found {len(parts)}", source=str(path), line=lineno)
+            try:
+                value = float(parts[2])
+            except ValueError:
+                raise InputError(f"value {parts[2]!r} is not a number", source=str(path), line=lineno) from None
+            qcol.append(parts[0].strip())
+            dcol.append(parts[1].strip())
+            vcol.append(value)
+        return cls.from_columns(qcol, dcol, vcol, keep_first=keep_first, source=str(path))
+
+    # ----- access ---------------------------------------------------------------------------
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    def __len__(self) -> int:
+        return int(self.qoff[-1])
+
+    @property
+    def query_index(self) -> npt.NDArray[np.int32]:
+        """Query index of every row."""
+        return np.repeat(np.arange(self.n_queries, dtype=np.int32), np.diff(self.qoff))
+
+    def doc_ids(self, start: int = 0, stop: int | None = None) -> list[str]:
+        """Doc ids of rows start..stop as strings (decodes; for display and export, not hot paths)."""
+        stop = len(self) if stop is None else stop
+        off = self.doc_off[start : stop + 1].tolist()
+        blob = self.doc_blob
+        return [blob[a:b].decode("utf-8", "surrogateescape") for a, b in zip(off[:-1], off[1:], strict=True)]
+
+    def doc_codes(self) -> tuple[npt.NDArray[np.int64], list[str]]:
+        """Integer code of every row's doc id and the vocabulary (sorted) the codes index."""
+        vocab, codes = np.unique(np.array(self.doc_ids(), dtype=object), return_inverse=True)
+        return codes.astype(np.int64), [str(v) for v in vocab]
+
+    def query(self, query_id: str) -> list[tuple[str, float]]:
+        """(doc id, value) pairs of one query, in stored order (rank order for a run)."""
+        i = self._qpos.get(query_id)
+        if i is None:
+            return []
+        lo, hi = int(self.qoff[i]), int(self.qoff[i + 1])
+        return list(zip(self.doc_ids(lo, hi), self.values[lo:hi].tolist(), strict=True))
+
+    def __contains__(self, query_id: object) -> bool:
+        return query_id in self._qpos
+
+    def position(self, query_id: str) -> int | None:
+        return self._qpos.get(query_id)
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        docs = self.doc_ids()
+        vals = self.values.tolist()
+        off = self.qoff.tolist()
+        return {
+            q: dict(zip(docs[off[i] : off[i + 1]], vals[off[i] : off[i + 1]], strict=True))
+            for i, q in enumerate(self.query_ids)
+        }
+
+    def to_json(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict()), encoding="utf-8")
+
+
+class Qrels(_Table):
+    """Relevance judgments: grade per (query, doc). Negative grades mean unjudged."""
+
+    _is_run: ClassVar[bool] = False
+
+    @property
+    def grades(self) -> npt.NDArray[np.int32]:
+        return self.values
+
+    def to_trec(self, path: str | Path) -> None:
+        docs = self.doc_ids()
+        qidx = self.query_index.tolist()
+        with open(path, "w", encoding="utf-8", newline="\n") as fh:
+            fh.writelines(
+                f"{self.query_ids[q]} 0 {d} {g}\n" for q, d, g in zip(qidx, docs, self.values.tolist(), strict=True)
+            )
+
+
+class Run(_Table):
+    """Retrieved docs with scores, held in trec_eval's rank order inside each query."""
+
+    _is_run: ClassVar[bool] = True
+
+    @property
+    def scores(self) -> npt.NDArray[np.float64]:
+        return self.values
+
+    def ranks(self) -> npt.NDArray[np.int64]:
+        """1-based rank of every row inside its query."""
+        return np.arange(len(self), dtype=np.int64) - np.repeat(self.qoff[:-1], np.diff(self.qoff)) + 1
+
+    def to_trec(self, path: str | Path, *, tag: str = "ragmeter") -> None:
+        docs = self.doc_ids()
+        qidx = self.query_index.tolist()
+        ranks = self.ranks().tolist()
+        with open(path, "w", encoding="utf-8", newline="\n") as fh:
+            fh.writelines(
+                f"{self.query_ids[q]} Q0 {d} {r} {s!r} {tag}\n"
+                for q, d, r, s in zip(qidx, docs, ranks, self.values.tolist(), strict=True)
+            )

@@ -1,0 +1,100 @@
+"""Measure names: parsed once into (kind, cutoff, parameters).
+
+Canonical names are ours (``ndcg@10``); trec_eval's names (``ndcg_cut_10``, ``P_5``, ``recip_rank``,
+``map_cut_100``, ``success_1``, ``Rprec``) and common aliases (``p@k``, ``success@k``, ``r@k``) are
+accepted too, case-insensitively.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ragmeter.errors import InputError
+
+# Codes shared with _native.c (enum order there).
+P, RECALL, NDCG, NDCG_EXP, MRR, MAP, HIT, RPREC, AQWV = range(9)
+
+DEFAULT_CUTOFFS = (1, 3, 5, 10, 20)
+AQWV_BETA = 40.0
+
+_KINDS: dict[str, tuple[int, bool]] = {
+    # name -> (code, cutoff: False = forbidden, True = required); mrr/map/ndcg take it optionally below
+    "precision": (P, True),
+    "recall": (RECALL, True),
+    "ndcg": (NDCG, False),
+    "ndcg_exp": (NDCG_EXP, False),
+    "mrr": (MRR, False),
+    "map": (MAP, False),
+    "hit": (HIT, True),
+    "rprec": (RPREC, False),
+    "aqwv": (AQWV, True),
+}
+_OPTIONAL_CUTOFF = {"ndcg", "ndcg_exp", "mrr", "map"}
+_ALIASES = {
+    "p": "precision",
+    "r": "recall",
+    "success": "hit",
+    "recip_rank": "mrr",
+    "rr": "mrr",
+    "ndcg_cut": "ndcg",
+    "map_cut": "map",
+    "r-prec": "rprec",
+    "r_prec": "rprec",
+}
+_NAME = re.compile(r"^([a-z_\-]+?)(?:(?:@|_|\.)(\d+))?$")
+
+
+@dataclass(frozen=True)
+class Measure:
+    name: str  # canonical
+    code: int
+    k: int  # 0 = no cutoff
+    beta: float = AQWV_BETA
+    collection_size: float = 0.0  # AQWV: >0 selects the MATERIAL false-alarm denominator
+
+    @property
+    def family(self) -> str:
+        return self.name.split("@", 1)[0]
+
+
+def parse_measure(text: str, *, collection_size: int | None = None) -> Measure:
+    raw = text.strip()
+    match = _NAME.match(raw.lower())
+    if not match:
+        raise InputError(f"unknown measure {text!r}", source="measure")
+    base, k_text = match.group(1), match.group(2)
+    base = _ALIASES.get(base, base)
+    if base not in _KINDS:
+        raise InputError(
+            f"unknown measure {text!r} (known: {', '.join(sorted(_KINDS))}, with @k where it applies)",
+            source="measure",
+        )
+    code, needs_k = _KINDS[base]
+    k = int(k_text) if k_text is not None else 0
+    if k_text is not None and k <= 0:
+        raise InputError(f"measure {text!r}: the cutoff must be a positive integer", source="measure")
+    if needs_k and k == 0:
+        raise InputError(f"measure {text!r} needs a cutoff, e.g. {base}@10", source="measure")
+    if not needs_k and k and base not in _OPTIONAL_CUTOFF:
+        raise InputError(f"measure {text!r} takes no cutoff", source="measure")
+    name = f"{base}@{k}" if k else base
+    return Measure(name=name, code=code, k=k, collection_size=float(collection_size or 0))
+
+
+def parse_measures(names: list[str] | tuple[str, ...] | None, *, collection_size: int | None = None) -> list[Measure]:
+    """Parse measure names (None = the default set), dropping repeats while keeping order."""
+    if names is None:
+        names = default_measures()
+    seen: dict[str, Measure] = {}
+    for text in names:
+        m = parse_measure(text, collection_size=collection_size)
+        seen.setdefault(m.name, m)
+    if not seen:
+        raise InputError("no measure given", source="measure")
+    return list(seen.values())
+
+
+def default_measures(cutoffs: tuple[int, ...] = DEFAULT_CUTOFFS) -> list[str]:
+    families = ("recall", "precision", "ndcg", "ndcg_exp", "mrr", "map", "hit", "aqwv")
+    return [f"{f}@{k}" for f in families for k in cutoffs] + ["mrr", "map", "rprec"]
