@@ -135,6 +135,8 @@ class EvalConfig(BaseModel):
     evaluate_generation: bool = True
     use_llm_judge: bool = False
     judge_model: str | None = None
+    # LLM spec of the built-in pipeline's answer generator (None: the system's own default).
+    generator_model: str | None = None
     batch_size: int = 16
     seed: int = 42
     system: str = "builtin"
