@@ -27,7 +27,22 @@ _EXPORTS: dict[str, str] = {
     "run_evaluation": "ragmeter.runner",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = [
+    "Document",
+    "EvalConfig",
+    "EvalDataset",
+    "EvalQuery",
+    "EvalRunResult",
+    "IREvaluation",
+    "MetricResult",
+    "QueryEvalResult",
+    "Qrels",
+    "Run",
+    "__version__",
+    "evaluate",
+    "load_dataset",
+    "run_evaluation",
+]
 
 if TYPE_CHECKING:
     from ragmeter.ir.data import Qrels, Run

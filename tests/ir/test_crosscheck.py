@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ragmeter.ir import Qrels, Run, evaluate
@@ -62,7 +64,9 @@ def test_default_policy_leaves_out_queries_without_relevant(fixture) -> None:
     assert res.n_queries_without_relevant >= len(no_rel)
     included = [v["map"] for q, v in expected["per_query"].items() if q not in no_rel]
     missing_with_rel = res.n_queries - len(included)
-    assert res.aggregate["map"] == pytest.approx(sum(included) / (len(included) + missing_with_rel), abs=1e-12)
+    assert res.aggregate["map"] == pytest.approx(
+        sum(included) / (len(included) + missing_with_rel), abs=1e-12
+    )
 
 
 def test_run_is_stored_in_trec_eval_rank_order(fixture) -> None:
@@ -70,8 +74,6 @@ def test_run_is_stored_in_trec_eval_rank_order(fixture) -> None:
     # within every query: float32 score non-increasing, ties by doc id descending byte-wise
     for qid in run.query_ids[:200]:
         rows = run.query(qid)
-        for (d1, s1), (d2, s2) in zip(rows, rows[1:], strict=False):
-            import numpy as np
-
+        for (d1, s1), (d2, s2) in pairwise(rows):
             f1, f2 = np.float32(s1), np.float32(s2)
             assert f1 > f2 or (f1 == f2 and d1.encode() > d2.encode()), (qid, d1, s1, d2, s2)

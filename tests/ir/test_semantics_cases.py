@@ -67,12 +67,12 @@ def test_query_sets_mismatch_default_and_complete(crosscheck_dir: Path) -> None:
     case = next(c for c in _cases(crosscheck_dir) if c["id"] == "query_sets_mismatch")
     qrels, run = Qrels.from_dict(case["qrels"]), Run.from_dict(case["run"])
     ref = case["trec_eval_reference"]
-    assert evaluate(qrels, run, ["map"], missing="ignore", no_relevant="zero").aggregate["map"] == pytest.approx(
-        ref["map (default)"]
-    )
-    assert evaluate(qrels, run, ["map"], missing="zero", no_relevant="zero").aggregate["map"] == pytest.approx(
-        ref["map (-c)"]
-    )
+    assert evaluate(qrels, run, ["map"], missing="ignore", no_relevant="zero").aggregate[
+        "map"
+    ] == pytest.approx(ref["map (default)"])
+    assert evaluate(qrels, run, ["map"], missing="zero", no_relevant="zero").aggregate[
+        "map"
+    ] == pytest.approx(ref["map (-c)"])
 
 
 def test_mrr_cutoff_is_applied(crosscheck_dir: Path) -> None:

@@ -5,6 +5,7 @@ Slower, written for clarity; the tests hold ``_native`` equal to it, and both to
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -43,7 +44,9 @@ def parse_trec(data: bytes, is_run: bool, keep_first: bool) -> tuple[list[str], 
         qidx.append(order.setdefault(toks[0], len(order)))
         docs.append(toks[2])
         vals.append(v)
-    parts = canonicalize_lists(np.array(qidx, dtype=np.int32), docs, np.array(vals), len(order), is_run, keep_first)
+    parts = canonicalize_lists(
+        np.array(qidx, dtype=np.int32), docs, np.array(vals), len(order), is_run, keep_first
+    )
     return [q.decode("utf-8", "surrogateescape") for q in order], parts
 
 
@@ -51,17 +54,20 @@ def canonicalize_lists(
     qidx: I32, docs: list[bytes], vals: F64, nq: int, is_run: bool, keep_first: bool
 ) -> tuple[I64, bytes, I64, Any]:
     n = len(docs)
-    dcode = np.unique(np.array(docs, dtype=object), return_inverse=True)[1].astype(np.int64) if n else np.zeros(0, np.int64)
+    dcode = (
+        np.unique(np.array(docs, dtype=object), return_inverse=True)[1].astype(np.int64)
+        if n
+        else np.zeros(0, np.int64)
+    )
     # duplicates: stable sort by (query, doc) keeps file order inside equal keys
     by_key = np.lexsort((dcode, qidx)) if n else np.zeros(0, np.int64)
     same = np.zeros(n, dtype=bool)
     if n > 1:
         same[by_key[1:]] = (qidx[by_key[1:]] == qidx[by_key[:-1]]) & (dcode[by_key[1:]] == dcode[by_key[:-1]])
-    if same.any():
-        if not keep_first:
-            later = int(by_key[np.flatnonzero(same[by_key])[0]])
-            first = int(by_key[np.flatnonzero(same[by_key])[0] - 1])
-            raise ValueError("duplicate", later, first, docs[later])
+    if same.any() and not keep_first:
+        at = int(np.flatnonzero(same[by_key])[0])
+        later, first = int(by_key[at]), int(by_key[at - 1])
+        raise ValueError("duplicate", later, first, docs[later])
     keep = ~same
     idx = np.flatnonzero(keep)
     if is_run:
@@ -87,12 +93,18 @@ def canonicalize(
 
 def _docs(blob: bytes, off: I64) -> list[bytes]:
     o = off.tolist()
-    return [blob[a:b] for a, b in zip(o[:-1], o[1:], strict=True)]
+    return [blob[a:b] for a, b in pairwise(o)]
 
 
 def judge(
-    run_qoff: I64, run_blob: bytes, run_doff: I64, run_to_qrels: I32, qrels_qoff: I64, qrels_blob: bytes,
-    qrels_doff: I64, qrels_grade: I32,
+    run_qoff: I64,
+    run_blob: bytes,
+    run_doff: I64,
+    run_to_qrels: I32,
+    qrels_qoff: I64,
+    qrels_blob: bytes,
+    qrels_doff: I64,
+    qrels_grade: I32,
 ) -> I32:
     rdocs, qdocs = _docs(run_blob, run_doff), _docs(qrels_blob, qrels_doff)
     vocab, codes = np.unique(np.array(rdocs + qdocs, dtype=object), return_inverse=True)
@@ -115,21 +127,31 @@ def judge(
 
 
 def measures(
-    run_qoff: I64, grades: I32, qrels_qoff: I64, qrels_grade: I32, q2r: I32, codes: I32, ks: I64, betas: F64,
-    colls: F64, level: int,
+    run_qoff: I64,
+    grades: I32,
+    qrels_qoff: I64,
+    qrels_grade: I32,
+    q2r: I32,
+    codes: I32,
+    ks: I64,
+    betas: F64,
+    colls: F64,
+    level: int,
 ) -> tuple[F64, I64, I64]:
     nq = len(q2r)
     qq = np.repeat(np.arange(nq), np.diff(qrels_qoff))
     num_rel = np.bincount(qq[qrels_grade >= level], minlength=nq).astype(np.int64)
     # the evaluated rows: each qrels query's run slice, concatenated (rank order kept)
     present = q2r >= 0
-    rsafe = np.where(present, q2r, 0)
-    n_j = np.where(present, run_qoff[rsafe + 1] - run_qoff[rsafe], 0).astype(np.int64)
+    counts = np.append(np.diff(run_qoff), 0)  # a trailing empty slot for absent queries
+    starts = np.append(run_qoff[:-1], 0)
+    rsafe = np.where(present, q2r, len(counts) - 1)
+    n_j = counts[rsafe].astype(np.int64)
     eidx = np.repeat(np.arange(nq), n_j)
     seg = np.zeros(nq + 1, dtype=np.int64)
     np.cumsum(n_j, out=seg[1:])
     within = np.arange(int(seg[-1]), dtype=np.int64) - np.repeat(seg[:-1], n_j)
-    g = grades[np.repeat(run_qoff[rsafe], n_j) + within].astype(np.int64)
+    g = grades[np.repeat(starts[rsafe], n_j) + within].astype(np.int64)
     rel = g >= level
     relf = rel.astype(np.float64)
     cum = np.cumsum(relf)
@@ -150,6 +172,7 @@ def measures(
     safe_rel = np.maximum(num_rel, 1)
 
     out = np.zeros((len(codes), nq))
+    v: npt.NDArray[Any]
     for mi in range(len(codes)):  # one vectorised pass per measure
         code, k = int(codes[mi]), int(ks[mi])
         in_k = within < k if k > 0 else np.ones(len(within), dtype=bool)

@@ -34,10 +34,16 @@ def _split_measures(values: tuple[str, ...]) -> list[str] | None:
 @click.argument("run_path", metavar="RUN")
 @click.option("-m", "--measure", "measures", multiple=True, help="Measure(s), repeatable or comma separated.")
 @click.option("--per-query", is_flag=True, help="Also report every query's values.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
-@click.option("--fail-under", multiple=True, metavar="MEASURE=VALUE", help="Exit 1 if the mean is below VALUE.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True
+)
+@click.option(
+    "--fail-under", multiple=True, metavar="MEASURE=VALUE", help="Exit 1 if the mean is below VALUE."
+)
 @click.option("-l", "--relevance-level", type=int, default=1, show_default=True, help="As trec_eval -l.")
-@click.option("--ignore-missing", is_flag=True, help="Leave judged queries absent from the run out of the means.")
+@click.option(
+    "--ignore-missing", is_flag=True, help="Leave judged queries absent from the run out of the means."
+)
 @click.option("--include-no-relevant", is_flag=True, help="Average queries without relevant docs in as 0.")
 @click.option("--keep-first", is_flag=True, help="Keep the first of a repeated doc id instead of failing.")
 @click.option("--collection-size", type=int, default=None, help="N for AQWV's MATERIAL false-alarm rate.")

@@ -21,6 +21,7 @@ import gzip
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -161,7 +162,9 @@ class _Table:
                 empty.append(str(qid))
             for doc, value in docs.items():
                 if isinstance(value, bool) or not isinstance(value, int | float):
-                    raise InputError(f"query {qid!r}, doc {doc!r}: value {value!r} is not a number", source=source)
+                    raise InputError(
+                        f"query {qid!r}, doc {doc!r}: value {value!r} is not a number", source=source
+                    )
                 qcol.append(str(qid))
                 dcol.append(str(doc))
                 vcol.append(float(value))
@@ -189,7 +192,12 @@ class _Table:
 
     @classmethod
     def from_dataframe(
-        cls: type[T], df: Any, *, query_col: str | None = None, doc_col: str | None = None, value_col: str | None = None
+        cls: type[T],
+        df: Any,
+        *,
+        query_col: str | None = None,
+        doc_col: str | None = None,
+        value_col: str | None = None,
     ) -> T:
         """Build from a pandas DataFrame (columns found by common names: query_id/q_id/qid, doc_id/docid, ...)."""
         cols = [str(c) for c in df.columns]
@@ -236,11 +244,15 @@ class _Table:
                 continue
             parts = line.split("\t")
             if len(parts) != 3:
-                raise InputError(f"expected 3 tab-separated columns, found {len(parts)}", source=str(path), line=lineno)
+                raise InputError(
+                    f"expected 3 tab-separated columns, found {len(parts)}", source=str(path), line=lineno
+                )
             try:
                 value = float(parts[2])
             except ValueError:
-                raise InputError(f"value {parts[2]!r} is not a number", source=str(path), line=lineno) from None
+                raise InputError(
+                    f"value {parts[2]!r} is not a number", source=str(path), line=lineno
+                ) from None
             qcol.append(parts[0].strip())
             dcol.append(parts[1].strip())
             vcol.append(value)
@@ -264,7 +276,7 @@ class _Table:
         stop = len(self) if stop is None else stop
         off = self.doc_off[start : stop + 1].tolist()
         blob = self.doc_blob
-        return [blob[a:b].decode("utf-8", "surrogateescape") for a, b in zip(off[:-1], off[1:], strict=True)]
+        return [blob[a:b].decode("utf-8", "surrogateescape") for a, b in pairwise(off)]
 
     def doc_codes(self) -> tuple[npt.NDArray[np.int64], list[str]]:
         """Integer code of every row's doc id and the vocabulary (sorted) the codes index."""
@@ -312,7 +324,8 @@ class Qrels(_Table):
         qidx = self.query_index.tolist()
         with open(path, "w", encoding="utf-8", newline="\n") as fh:
             fh.writelines(
-                f"{self.query_ids[q]} 0 {d} {g}\n" for q, d, g in zip(qidx, docs, self.values.tolist(), strict=True)
+                f"{self.query_ids[q]} 0 {d} {g}\n"
+                for q, d, g in zip(qidx, docs, self.values.tolist(), strict=True)
             )
 
 

@@ -77,7 +77,9 @@ class IREvaluation:
         names = self.measure_names
         cols = self.values[:, idx].T.tolist()
         qids = self.query_ids
-        return {qids[i]: dict(zip(names, row, strict=True)) for i, row in zip(idx.tolist(), cols, strict=True)}
+        return {
+            qids[i]: dict(zip(names, row, strict=True)) for i, row in zip(idx.tolist(), cols, strict=True)
+        }
 
     def policy_notes(self) -> list[str]:
         notes = [
@@ -156,7 +158,9 @@ def evaluate(
     if missing not in ("zero", "ignore"):
         raise InputError(f"missing must be 'zero' or 'ignore', got {missing!r}", source="missing")
     if no_relevant not in ("exclude", "zero"):
-        raise InputError(f"no_relevant must be 'exclude' or 'zero', got {no_relevant!r}", source="no_relevant")
+        raise InputError(
+            f"no_relevant must be 'exclude' or 'zero', got {no_relevant!r}", source="no_relevant"
+        )
     parsed = parse_measures(measures, collection_size=collection_size)
 
     run_pos = run._qpos
@@ -173,7 +177,14 @@ def evaluate(
     colls = np.array([m.collection_size for m in parsed], dtype=np.float64)
     kernels = _native if backend == "native" else _reference
     grades = kernels.judge(
-        run.qoff, run.doc_blob, run.doc_off, run_to_qrels, qrels.qoff, qrels.doc_blob, qrels.doc_off, qrels.grades
+        run.qoff,
+        run.doc_blob,
+        run.doc_off,
+        run_to_qrels,
+        qrels.qoff,
+        qrels.doc_blob,
+        qrels.doc_off,
+        qrels.grades,
     )
     values, num_rel, num_ret = kernels.measures(
         run.qoff, grades, qrels.qoff, qrels.grades, qrels_to_run, codes, ks, betas, colls, relevance_level

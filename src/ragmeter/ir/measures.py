@@ -82,7 +82,9 @@ def parse_measure(text: str, *, collection_size: int | None = None) -> Measure:
     return Measure(name=name, code=code, k=k, collection_size=float(collection_size or 0))
 
 
-def parse_measures(names: list[str] | tuple[str, ...] | None, *, collection_size: int | None = None) -> list[Measure]:
+def parse_measures(
+    names: list[str] | tuple[str, ...] | None, *, collection_size: int | None = None
+) -> list[Measure]:
     """Parse measure names (None = the default set), dropping repeats while keeping order."""
     if names is None:
         names = default_measures()

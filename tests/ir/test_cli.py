@@ -1,0 +1,85 @@
+"""`ragmeter eval` as a user runs it: a real subprocess, formats, --fail-under, bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+RUN = "q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 2.5 t\nq2 Q0 d3 1 1.0 t\nq2 Q0 d4 2 0.5 t\n"
+QRELS = "q1 0 d2 1\nq2 0 d3 2\nq3 0 d9 0\n"
+
+
+def ragmeter(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ragmeter", *args], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[str, str]:
+    (tmp_path / "r.trec").write_text(RUN)
+    (tmp_path / "q.qrels").write_text(QRELS)
+    return str(tmp_path / "q.qrels"), str(tmp_path / "r.trec")
+
+
+def test_json_format_is_exact(files) -> None:
+    out = ragmeter("eval", *files, "-m", "mrr,P@1", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data == {
+        "aggregate": {"mrr": 0.75, "precision@1": 0.5},
+        "n_queries": 2,
+        "n_queries_without_relevant": 1,
+    }
+    out = ragmeter("eval", *files, "-m", "mrr", "--format", "json", "--per-query")
+    assert json.loads(out.stdout)["per_query"] == {"q1": {"mrr": 0.5}, "q2": {"mrr": 1.0}}
+
+
+def test_default_measures_and_table(files) -> None:
+    out = ragmeter("eval", *files)
+    assert out.returncode == 0, out.stderr
+    for name in ("ndcg@10", "recall@20", "precision@3", "hit@1", "aqwv@5", "mrr", "map", "rprec"):
+        assert name in out.stdout
+    assert "left out of the means" in out.stdout
+
+
+def test_csv_format(files) -> None:
+    out = ragmeter("eval", *files, "-m", "mrr", "--format", "csv", "--per-query")
+    assert out.stdout.splitlines() == ["query_id,mrr", "q1,0.5", "q2,1.0", "mean,0.75"]
+
+
+def test_fail_under(files) -> None:
+    ok = ragmeter("eval", *files, "-m", "mrr", "--format", "json", "--fail-under", "mrr=0.7")
+    assert ok.returncode == 0
+    bad = ragmeter(
+        "eval", *files, "-m", "mrr", "--format", "json", "--fail-under", "MRR=0.8", "--fail-under", "p@1=0.9"
+    )
+    assert bad.returncode == 1
+    assert "mrr = 0.7500 < 0.8" in bad.stderr and "precision@1 = 0.5000 < 0.9" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("run_text", "extra", "needle"),
+    [
+        ("q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2\n", [], "r.trec:2: expected 6"),
+        ("q1 Q0 d1 1 x t\n", [], "r.trec:1: score 'x' is not a number"),
+        ("q1 Q0 d1 1 3 t\nq1 Q0 d1 2 2 t\n", [], "r.trec:2: document 'd1' appears twice"),
+        (RUN, ["-m", "ndcg@ten"], "unknown measure"),
+    ],
+)
+def test_bad_input_one_line_exit_2(tmp_path: Path, run_text, extra, needle) -> None:
+    (tmp_path / "r.trec").write_text(run_text)
+    (tmp_path / "q.qrels").write_text(QRELS)
+    out = ragmeter("eval", str(tmp_path / "q.qrels"), str(tmp_path / "r.trec"), *extra)
+    assert out.returncode == 2
+    assert needle in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    out = ragmeter("eval", str(tmp_path / "none.qrels"), str(tmp_path / "none.trec"))
+    assert out.returncode == 2 and "none.qrels: no such file" in out.stderr
