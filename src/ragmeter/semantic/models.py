@@ -77,7 +77,7 @@ def default_embedding_model_path() -> Path:
 def _quiet_loading() -> Iterator[None]:
     """Hide transformers' "Loading weights" progress bar while we load, then restore the user's setting."""
     try:
-        from transformers.utils import logging as hf_logging
+        hf_logging: Any = importlib.import_module("transformers.utils.logging")
     except ImportError:
         yield
         return
