@@ -1,0 +1,225 @@
+"""IR engine benchmark: ragmeter vs pytrec_eval vs ranx, side by side, one process per library.
+
+    python benchmarks/ir_engine.py --queries 10000 100000
+
+For each Q, a seeded workload (Q queries x 100 retrieved docs, graded qrels with 1-20 relevant per
+query, 5% of queries with none, ~30% of queries with tied scores) is written as TREC files, then each
+library runs in a fresh process: files -> structures ("load"), structures -> six measures ("compute":
+ndcg@10, map, map@100, recall@100, p@10, mrr, with means), peak extra memory over the process's
+baseline after imports. At the smallest Q, the whole `ragmeter eval` command is timed against the same
+job written with pytrec_eval, imports included, and `import ragmeter` alone.
+Needs: pytrec-eval-terrier, ranx (optional: skipped with a note when missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+
+SIX = ["ndcg@10", "map", "map@100", "recall@100", "precision@10", "mrr"]
+PYTREC_SIX = {"ndcg_cut.10", "map", "map_cut.100", "recall.100", "P.10", "recip_rank"}
+RANX_SIX = ["ndcg@10", "map", "map@100", "recall@100", "precision@10", "mrr"]
+
+
+def make_workload(q: int, seed: int, out: Path) -> tuple[Path, Path]:
+    qrels_path, run_path = out / f"w{q}_{seed}.qrels", out / f"w{q}_{seed}.run"
+    if qrels_path.exists() and run_path.exists():
+        return qrels_path, run_path
+    rng = np.random.default_rng(seed)
+    depth = 100
+    base = rng.integers(0, 10_000_000, size=q)
+    stride = rng.choice([7919, 104729, 1299709], size=q)
+    docs = (base[:, None] + np.arange(depth)[None, :] * stride[:, None]) % 10_000_000
+    raw = np.sort(rng.gamma(2.0, 3.0, size=(q, depth)), axis=1)[:, ::-1]
+    tied = rng.random(q) < 0.3
+    scores = np.where(tied[:, None], np.round(raw, 1), np.round(raw, 4))
+    n_rel = rng.integers(1, 21, size=q)
+    none = rng.random(q) < 0.05
+    with open(run_path, "w") as fr, open(qrels_path, "w") as fq:
+        for i in range(q):
+            qid = f"q{i:07d}"
+            d = docs[i]
+            s = scores[i]
+            fr.write("".join(f"{qid} Q0 D{d[j]:07d} {j + 1} {s[j]:.4f} bench\n" for j in range(depth)))
+            # relevant: some retrieved (biased to the top), some not retrieved
+            k = int(n_rel[i])
+            picks = np.unique(np.minimum(rng.geometric(0.08, size=k) - 1, depth - 1))
+            lines = [f"{qid} 0 D{d[j]:07d} {0 if none[i] else int(rng.integers(1, 4))}\n" for j in picks]
+            lines += [
+                f"{qid} 0 X{i:07d}_{j} {0 if none[i] else int(rng.integers(1, 4))}\n"
+                for j in range(k - len(picks))
+            ]
+            lines += [
+                f"{qid} 0 D{d[j]:07d} 0\n" for j in range(depth - 5, depth) if j not in set(picks.tolist())
+            ]
+            fq.write("".join(lines))
+    return qrels_path, run_path
+
+
+RAGMETER_JOB = """
+import resource, time, json, sys
+t0 = time.perf_counter()
+import ragmeter
+from ragmeter.ir import Qrels, Run, evaluate
+t_import = time.perf_counter() - t0
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0 = time.perf_counter()
+qrels = Qrels.from_trec(sys.argv[1]); run = Run.from_trec(sys.argv[2])
+t_load = time.perf_counter() - t0
+t0 = time.perf_counter()
+res = evaluate(qrels, run, SIX, no_relevant="zero", missing="ignore")
+agg = res.aggregate
+t_compute = time.perf_counter() - t0
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"import": t_import, "load": t_load, "compute": t_compute, "extra_mb": (peak - base) / 1024,
+                  "means": agg}))
+"""
+
+PYTREC_JOB = """
+import resource, time, json, sys
+t0 = time.perf_counter()
+import pytrec_eval
+t_import = time.perf_counter() - t0
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0 = time.perf_counter()
+with open(sys.argv[1]) as f: qrels = pytrec_eval.parse_qrel(f)
+with open(sys.argv[2]) as f: run = pytrec_eval.parse_run(f)
+t_load = time.perf_counter() - t0
+t0 = time.perf_counter()
+ev = pytrec_eval.RelevanceEvaluator(qrels, PYTREC_SIX)
+per = ev.evaluate(run)
+names = {"ndcg@10": "ndcg_cut_10", "map": "map", "map@100": "map_cut_100", "recall@100": "recall_100",
+         "precision@10": "P_10", "mrr": "recip_rank"}
+agg = {k: sum(v[t] for v in per.values()) / len(per) for k, t in names.items()}
+t_compute = time.perf_counter() - t0
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"import": t_import, "load": t_load, "compute": t_compute, "extra_mb": (peak - base) / 1024,
+                  "means": agg}))
+"""
+
+RANX_JOB = """
+import resource, time, json, sys
+t0 = time.perf_counter()
+from ranx import Qrels, Run, evaluate
+t_import = time.perf_counter() - t0
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0 = time.perf_counter()
+qrels = Qrels.from_file(sys.argv[1], kind="trec"); run = Run.from_file(sys.argv[2], kind="trec")
+t_load = time.perf_counter() - t0
+t0 = time.perf_counter()
+agg = evaluate(qrels, run, RANX_SIX, make_comparable=True)
+t_compute = time.perf_counter() - t0
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"import": t_import, "load": t_load, "compute": t_compute, "extra_mb": (peak - base) / 1024,
+                  "means": {k: float(v) for k, v in agg.items()}}))
+"""
+
+PYTREC_CLI_JOB = """
+import sys, json, pytrec_eval
+with open(sys.argv[1]) as f: qrels = pytrec_eval.parse_qrel(f)
+with open(sys.argv[2]) as f: run = pytrec_eval.parse_run(f)
+per = pytrec_eval.RelevanceEvaluator(qrels, PYTREC_SIX).evaluate(run)
+names = ["ndcg_cut_10", "map", "map_cut_100", "recall_100", "P_10", "recip_rank"]
+print(json.dumps({"aggregate": {t: sum(v[t] for v in per.values()) / len(per) for t in names}}))
+"""
+
+
+def run_job(code: str, *args: str) -> dict[str, float]:
+    prelude = f"SIX = {SIX!r}\nPYTREC_SIX = {PYTREC_SIX!r}\nRANX_SIX = {RANX_SIX!r}\n"
+    out = subprocess.run(
+        [sys.executable, "-c", prelude + textwrap.dedent(code), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr[-2000:])
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def wall(cmd: list[str], repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, capture_output=True, check=True)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def have(module: str) -> bool:
+    return subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True).returncode == 0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--queries", type=int, nargs="+", default=[10_000, 100_000])
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "ragmeter-bench")
+    args = ap.parse_args()
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    with_ranx = have("ranx")
+    if with_ranx:  # numba compiles on first use (~40 s) and caches on disk: warm it outside the timings
+        q, r = make_workload(200, 1, args.workdir)
+        run_job(RANX_JOB, str(q), str(r))
+    print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
+    for nq in args.queries:
+        t0 = time.perf_counter()
+        qrels, run = make_workload(nq, args.seed, args.workdir)
+        print(
+            f"\n== Q = {nq:,} x 100 ({run.stat().st_size / 1e6:.0f} MB run; workload {time.perf_counter() - t0:.1f} s)"
+        )
+        results = {"ragmeter": run_job(RAGMETER_JOB, str(qrels), str(run))}
+        results["pytrec_eval"] = run_job(PYTREC_JOB, str(qrels), str(run))
+        if with_ranx:
+            results["ranx"] = run_job(RANX_JOB, str(qrels), str(run))
+        print(
+            f"{'library':<12} {'import s':>9} {'load s':>8} {'compute s':>10} {'load+compute':>13} {'extra MB':>9}"
+        )
+        for name, r in results.items():
+            print(
+                f"{name:<12} {r['import']:>9.3f} {r['load']:>8.3f} {r['compute']:>10.3f} "
+                f"{r['load'] + r['compute']:>13.3f} {r['extra_mb']:>9.0f}"
+            )
+        ours, pt = results["ragmeter"], results["pytrec_eval"]
+        diff = max(abs(ours["means"][m] - pt["means"][m]) for m in SIX)
+        print(f"max |mean difference| ragmeter vs pytrec_eval: {diff:.2e}")
+        print(
+            f"ratio files->six aggregates, pytrec_eval / ragmeter: "
+            f"{(pt['load'] + pt['compute']) / (ours['load'] + ours['compute']):.1f}x"
+        )
+        print(f"ratio extra memory, pytrec_eval / ragmeter: {pt['extra_mb'] / max(ours['extra_mb'], 1):.1f}x")
+        if with_ranx:
+            rx = results["ranx"]
+            print(
+                f"ratio compute alone, ranx evaluate / ragmeter evaluate: {rx['compute'] / ours['compute']:.1f}x"
+            )
+            print(
+                f"ratio files->six aggregates, ranx / ragmeter: "
+                f"{(rx['load'] + rx['compute']) / (ours['load'] + ours['compute']):.1f}x"
+            )
+    # whole-process comparison at the smallest Q, imports included
+    nq = min(args.queries)
+    qrels, run = make_workload(nq, args.seed, args.workdir)
+    ragmeter_bin = str(Path(sys.executable).with_name("ragmeter"))
+    t_ours = wall([ragmeter_bin, "eval", str(qrels), str(run), "-m", ",".join(SIX), "--format", "json"])
+    prelude = f"PYTREC_SIX = {PYTREC_SIX!r}\n"
+    t_pt = wall([sys.executable, "-c", prelude + textwrap.dedent(PYTREC_CLI_JOB), str(qrels), str(run)])
+    t_imp = wall([sys.executable, "-c", "import ragmeter"], repeat=5)
+    t_py = wall([sys.executable, "-c", "pass"], repeat=5)
+    print(f"\n== whole process at Q = {nq:,} (best of 3, imports included)")
+    print(f"ragmeter eval: {t_ours:.3f} s   pytrec_eval script: {t_pt:.3f} s   ratio {t_pt / t_ours:.1f}x")
+    print(f"import ragmeter: {t_imp - t_py:.3f} s over a bare interpreter ({t_imp:.3f} s process)")
+
+
+if __name__ == "__main__":
+    main()
