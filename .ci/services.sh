@@ -19,4 +19,10 @@ if [ -z "${RAGMETER_TEST_PG_URL:-}" ]; then
   export RAGMETER_TEST_PG_URL="postgresql+psycopg://postgres@127.0.0.1:$pg_port/ragmeter_test"
   echo "PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}') for the store tests at $RAGMETER_TEST_PG_URL (data in $pg_dir)"
 fi
+
+# --- Chromium for the HTML report browser test (issue 7): Debian's package, run headless by the test ---
+if ! command -v chromium >/dev/null 2>&1; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+echo "$(chromium --version 2>/dev/null || echo 'chromium: not installed') for the HTML report test"
 true

@@ -19,6 +19,7 @@ from ragmeter.errors import RagmeterError
 COMMANDS: dict[str, str] = {
     "eval": "ragmeter.ir.cli:eval_command",
     "datasets": "ragmeter.datasets.cli:datasets",
+    "report": "ragmeter.report.cli:report_command",
 }
 
 

@@ -1,0 +1,258 @@
+"""Plots of runs with matplotlib's object API on the Agg canvas (no pyplot, no global backend change).
+
+Each ``*_figure`` function returns a Figure, or None when the runs have nothing to draw; `save_figure`
+writes it as PNG and SVG; `write_plots` makes every plot that applies.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragmeter.errors import MissingExtraError
+from ragmeter.models import EvalRunResult
+from ragmeter.report.export import run_label
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+# Metric names the LLM judges write (issue 3); `retrieval_grade` is an integer 1-10, the others 0-1.
+JUDGE_METRICS = (
+    "retrieval_grade",
+    "total_score",
+    "factuality",
+    "groundedness",
+    "relevance",
+    "answer_correctness",
+    "coherence",
+    "completeness",
+    "citation_accuracy",
+)
+_AT_K = re.compile(r"^(?P<family>[A-Za-z_][\w.\-]*)@(?P<k>\d+)$")
+MAX_PANELS = 16
+WIN, LOSS, TIE = "#2e7d32", "#c62828", "#9e9e9e"
+
+
+def _short(label: str, limit: int = 32) -> str:
+    return label if len(label) <= limit else label[: limit - 1] + "…"
+
+
+def _figure(n_panels: int, *, width: float = 4.0, height: float = 3.2) -> tuple[Figure, list[Any]]:
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise MissingExtraError("report", "plots") from None
+    cols = min(n_panels, 4)
+    rows = math.ceil(n_panels / cols)
+    fig = Figure(figsize=(width * cols, height * rows), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False).ravel().tolist()
+    for ax in axes[n_panels:]:
+        ax.set_visible(False)
+    return fig, axes[:n_panels]
+
+
+def save_figure(fig: Figure, stem: str | Path, formats: Sequence[str] = ("png", "svg")) -> list[Path]:
+    """Write ``stem.<fmt>`` for each format; metadata without dates so that files are reproducible."""
+    import matplotlib
+
+    out = []
+    base = Path(stem)
+    base.parent.mkdir(parents=True, exist_ok=True)
+    for fmt in formats:
+        path = base.with_suffix(f".{fmt}")
+        metadata: dict[str, Any] = {"Date": None} if fmt == "svg" else {}
+        # A fixed salt makes the SVG's clip-path ids, hence the file, the same on every save.
+        with matplotlib.rc_context({"svg.hashsalt": "ragmeter"}):
+            fig.savefig(path, format=fmt, dpi=110, metadata=metadata)
+        out.append(path)
+    return out
+
+
+def metric_values(run: EvalRunResult, metric: str) -> list[float]:
+    """The non-null per-query values of one metric."""
+    out = []
+    for q in run.per_query:
+        m = q.metrics.get(metric)
+        if m is not None and m.value is not None:
+            out.append(m.value)
+    return out
+
+
+def metric_names(runs: Sequence[EvalRunResult]) -> list[str]:
+    """Metric names in order of first appearance (aggregates first, then per-query results)."""
+    seen: dict[str, None] = {}
+    for run in runs:
+        for name in run.aggregate:
+            seen.setdefault(name, None)
+        for q in run.per_query:
+            for name in q.metrics:
+                seen.setdefault(name, None)
+    return list(seen)
+
+
+def metric_mean(run: EvalRunResult, metric: str) -> float | None:
+    """The run's aggregate mean when it has one (it carries the run's policies), else the per-query mean."""
+    summary = run.aggregate.get(metric)
+    if summary is not None:
+        return summary.mean
+    values = metric_values(run, metric)
+    return sum(values) / len(values) if values else None
+
+
+def at_k_families(names: Sequence[str]) -> dict[str, list[int]]:
+    """{family: sorted cutoffs} for metrics named family@k with at least two cutoffs."""
+    families: dict[str, set[int]] = {}
+    for name in names:
+        m = _AT_K.match(name)
+        if m:
+            families.setdefault(m["family"], set()).add(int(m["k"]))
+    return {f: sorted(ks) for f, ks in families.items() if len(ks) >= 2}
+
+
+def metric_at_k_figure(runs: Sequence[EvalRunResult]) -> Figure | None:
+    """One panel per family (recall, ndcg, ...): mean value against k, one line per run."""
+    families = at_k_families(metric_names(runs))
+    if not families:
+        return None
+    items = list(families.items())[:MAX_PANELS]
+    fig, axes = _figure(len(items))
+    for ax, (family, ks) in zip(axes, items, strict=True):
+        for i, run in enumerate(runs):
+            points = [(k, metric_mean(run, f"{family}@{k}")) for k in ks]
+            xs = [k for k, v in points if v is not None]
+            ys = [v for _, v in points if v is not None]
+            if xs:
+                ax.plot(xs, ys, marker="o", label=_short(run_label(run, i)))
+        ax.set_title(f"{family}@k")
+        ax.set_xlabel("k")
+        ax.set_xticks(ks)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize="small")
+    return fig
+
+
+def distribution_figure(
+    runs: Sequence[EvalRunResult], metrics: Sequence[str] | None = None, *, kind: str = "box"
+) -> Figure | None:
+    """Per-query distribution of each metric (box or violin), one box per run."""
+    if kind not in ("box", "violin"):
+        raise ValueError("kind must be 'box' or 'violin'")
+    names = list(metrics) if metrics is not None else metric_names(runs)
+    panels = [(name, [metric_values(run, name) for run in runs]) for name in names]
+    panels = [(name, vals) for name, vals in panels if any(vals)][:MAX_PANELS]
+    if not panels:
+        return None
+    labels = [_short(run_label(run, i)) for i, run in enumerate(runs)]
+    fig, axes = _figure(len(panels))
+    for ax, (name, values) in zip(axes, panels, strict=True):
+        positions = [i + 1 for i, v in enumerate(values) if v]
+        data = [v for v in values if v]
+        if kind == "violin" and all(len(set(v)) > 1 for v in data):
+            ax.violinplot(data, positions=positions, showmedians=True)
+        else:
+            ax.boxplot(data, positions=positions)
+        ax.set_xticks(range(1, len(labels) + 1), labels, rotation=20, fontsize="small")
+        n_null = [
+            sum(1 for q in run.per_query if name in q.metrics) - len(v)
+            for run, v in zip(runs, values, strict=True)
+        ]
+        ax.set_title(name + (f" ({sum(n_null)} null)" if any(n_null) else ""))
+        ax.grid(alpha=0.3, axis="y")
+    return fig
+
+
+def paired_pairs(run_a: EvalRunResult, run_b: EvalRunResult, metric: str) -> list[tuple[float, float]]:
+    a = {q.query_id: q.metrics[metric].value for q in run_a.per_query if metric in q.metrics}
+    out = []
+    for q in run_b.per_query:
+        m = q.metrics.get(metric)
+        va = a.get(q.query_id)
+        if m is not None and m.value is not None and va is not None:
+            out.append((va, m.value))
+    return out
+
+
+def paired_difference_figure(
+    run_a: EvalRunResult, run_b: EvalRunResult, metrics: Sequence[str] | None = None
+) -> Figure | None:
+    """Per metric, each query as a point (value in A, value in B): above the diagonal B won."""
+    names = (
+        list(metrics)
+        if metrics is not None
+        else [m for m in metric_names([run_a]) if m in metric_names([run_b])]
+    )
+    panels = [(name, paired_pairs(run_a, run_b, name)) for name in names]
+    panels = [(name, pairs) for name, pairs in panels if pairs][:MAX_PANELS]
+    if not panels:
+        return None
+    la, lb = _short(run_label(run_a, 0)), _short(run_label(run_b, 1))
+    fig, axes = _figure(len(panels), width=3.6, height=3.6)
+    for ax, (name, pairs) in zip(axes, panels, strict=True):
+        colours = [WIN if b > a else LOSS if b < a else TIE for a, b in pairs]
+        xs = [a for a, _ in pairs]
+        ys = [b for _, b in pairs]
+        low, high = min(*xs, *ys), max(*xs, *ys)
+        pad = (high - low) * 0.05 or 0.05
+        ax.plot([low - pad, high + pad], [low - pad, high + pad], color="#555555", lw=0.8, ls="--")
+        ax.scatter(xs, ys, c=colours, s=14, alpha=0.7, edgecolors="none")
+        delta = sum(b - a for a, b in pairs) / len(pairs)
+        wins = sum(1 for c in colours if c == WIN)
+        losses = sum(1 for c in colours if c == LOSS)
+        ax.set_title(f"{name}: Δ={delta:+.4f} (+{wins}/-{losses}, n={len(pairs)})", fontsize="small")
+        ax.set_xlabel(la, fontsize="small")
+        ax.set_ylabel(lb, fontsize="small")
+        ax.set_aspect("equal", adjustable="datalim")
+    return fig
+
+
+def judge_grade_figure(
+    runs: Sequence[EvalRunResult], metrics: Sequence[str] = JUDGE_METRICS
+) -> Figure | None:
+    """Histogram of each judge metric's per-query values (null grades counted in the title)."""
+    present = [m for m in metrics if any(metric_values(run, m) for run in runs)]
+    if not present:
+        return None
+    fig, axes = _figure(len(present[:MAX_PANELS]))
+    for ax, name in zip(axes, present[:MAX_PANELS], strict=True):
+        all_values = [v for run in runs for v in metric_values(run, name)]
+        integer = all(float(v).is_integer() for v in all_values) and max(all_values) > 1
+        if integer:
+            lo, hi = int(min(all_values)), int(max(all_values))
+            bins: Any = [x - 0.5 for x in range(min(lo, 1), max(hi, 10) + 2)]
+        else:
+            bins = 10
+        n_null = 0
+        for i, run in enumerate(runs):
+            values = metric_values(run, name)
+            n_null += sum(1 for q in run.per_query if name in q.metrics) - len(values)
+            if values:
+                ax.hist(values, bins=bins, alpha=0.55, label=_short(run_label(run, i)))
+        ax.set_title(f"{name} ({n_null} failed)" if n_null else name)
+        ax.set_ylabel("queries")
+        if integer:
+            ax.set_xticks(range(min(lo, 1), max(hi, 10) + 1))
+        if len(runs) > 1:
+            ax.legend(fontsize="small")
+    return fig
+
+
+def write_plots(
+    runs: Sequence[EvalRunResult], out_dir: str | Path, *, formats: Sequence[str] = ("png", "svg")
+) -> dict[str, list[Path]]:
+    """Every plot that applies to the runs, written under out_dir; {plot name: files}."""
+    folder = Path(out_dir)
+    written: dict[str, list[Path]] = {}
+    figures: list[tuple[str, Figure | None]] = [
+        ("metric_at_k", metric_at_k_figure(runs)),
+        ("distribution", distribution_figure(runs)),
+        ("judge_grades", judge_grade_figure(runs)),
+    ]
+    for i, run in enumerate(runs[1:], start=1):
+        figures.append((f"paired_{i}", paired_difference_figure(runs[0], run)))
+    for name, fig in figures:
+        if fig is not None:
+            written[name] = save_figure(fig, folder / name, formats)
+    return written
