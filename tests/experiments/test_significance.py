@@ -9,6 +9,7 @@ from scipy import stats
 from ragmeter.experiments.significance import (
     bootstrap_ci,
     compare_many,
+    compare_results,
     compare_runs,
     holm,
     paired_t_test,
@@ -200,3 +201,20 @@ def test_per_query_values_and_compare_many() -> None:
     assert out[0].get("m").n == 2 and out[0].get("m").n_missing_a == 1
     with pytest.raises(ValueError):
         compare_runs({}, {}, n_resamples=0)
+
+
+def test_compare_results_from_run_objects() -> None:
+    def run(name: str, vals: list[float]) -> EvalRunResult:
+        return EvalRunResult(
+            name=name,
+            per_query=[
+                QueryEvalResult(query_id=f"q{i}", metrics={"m": MetricResult(name="m", value=v)})
+                for i, v in enumerate(vals)
+            ],
+        )
+
+    a, b, c = run("x", [0.1, 0.2, 0.3]), run("x", [0.2, 0.4, 0.6]), run("", [0.0, 0.0, 0.0])
+    out = compare_results([a, b, c], n_resamples=100)
+    assert [(r.run_a, r.run_b) for r in out] == [("x", "x (2)"), ("x", "run3")]
+    assert out[0].get("m").delta == pytest.approx(0.2)
+    assert out[0].get("m").p_perm == pytest.approx(brute_force_perm_p([0.1, 0.2, 0.3], [0.2, 0.4, 0.6]))

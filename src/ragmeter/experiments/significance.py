@@ -343,3 +343,26 @@ def compare_many(
         for name, values in runs.items()
         if name != base
     ]
+
+
+def compare_results(
+    runs: Sequence[EvalRunResult],
+    *,
+    metrics: Iterable[str] | None = None,
+    seed: int = 42,
+    n_resamples: int = 10_000,
+) -> list[Comparison]:
+    """`ragmeter runs compare A B [C ...]`: each run against the first, from EvalRunResult objects.
+
+    Runs are labelled by name, else run id, else position (made unique).
+    """
+    labels: list[str] = []
+    for i, run in enumerate(runs):
+        label = run.name or run.run_id or f"run{i + 1}"
+        labels.append(label if label not in labels else f"{label} ({i + 1})")
+    return compare_many(
+        {label: per_query_values(run) for label, run in zip(labels, runs, strict=True)},
+        metrics=metrics,
+        seed=seed,
+        n_resamples=n_resamples,
+    )
