@@ -1,0 +1,131 @@
+"""The judge call: send a template, parse leniently, validate strictly, re-ask once, never raise."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from ragmeter.judges.parsing import ParseFailure
+from ragmeter.judges.prompts import REASK, Prompt
+from ragmeter.llm.base import LLMClient, LLMError
+from ragmeter.models import MetricResult
+
+log = logging.getLogger("ragmeter.judges")
+T = TypeVar("T")
+
+# Long contexts are cut so that prompts fit small local models; the cut is flagged in details.
+MAX_CONTEXT_CHARS = 4000
+MAX_RAW_IN_DETAILS = 500
+
+
+class JudgeFailure(Exception):
+    """A judge cannot produce a value; the message is the result's error."""
+
+
+@dataclass
+class Reply:
+    value: Any
+    attempts: int
+    flags: list[str] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached: bool = False
+
+
+def numbered(texts: Sequence[str], flags: list[str], *, what: str = "source") -> str:
+    """Texts as '[1] ...' lines, each cut to MAX_CONTEXT_CHARS."""
+    if not texts:
+        return f"(no {what}s)"
+    lines = []
+    for i, text in enumerate(texts, 1):
+        t = " ".join(str(text).split())
+        if len(t) > MAX_CONTEXT_CHARS:
+            t = t[:MAX_CONTEXT_CHARS] + " ..."
+            flag = f"{what}s cut to {MAX_CONTEXT_CHARS} characters"
+            if flag not in flags:
+                flags.append(flag)
+        lines.append(f"[{i}] {t}")
+    return "\n".join(lines)
+
+
+async def ask(
+    llm: LLMClient,
+    prompt: Prompt,
+    values: dict[str, str],
+    parse: Callable[[str], tuple[T, list[str]]],
+    *,
+    query_id: str | None,
+) -> Reply:
+    """Ask, parse; on a parse failure ask once more showing the reply and why it failed."""
+    messages = prompt.messages(**values)
+    reply = Reply(None, 0)
+    last_text = ""
+    for attempt in (1, 2):
+        resp = await llm.complete(
+            messages, json=True, metric=prompt.name, query_id=query_id, max_tokens=prompt.max_tokens
+        )
+        reply.attempts = attempt
+        reply.prompt_tokens += resp.usage.prompt_tokens
+        reply.completion_tokens += resp.usage.completion_tokens
+        reply.cached = resp.cached
+        last_text = resp.text
+        try:
+            value, flags = parse(resp.text)
+        except ParseFailure as exc:
+            reason = str(exc)
+            if resp.finish_reason == "length":
+                reason += " (the reply hit the token limit)"
+            log.debug("judge %s query=%s attempt %d: %s", prompt.name, query_id, attempt, reason)
+            if attempt == 2:
+                raise JudgeFailure(f"unusable reply after a re-ask: {reason}", last_text) from None
+            messages = [
+                *messages,
+                {"role": "assistant", "content": resp.text or "(empty reply)"},
+                {"role": "user", "content": REASK.format(reason=reason)},
+            ]
+            continue
+        reply.value = value
+        reply.flags = flags
+        if attempt == 2:
+            reply.flags.append("answered on the re-ask")
+        return reply
+    raise AssertionError("unreachable")
+
+
+async def guarded(
+    name: str,
+    prompt: Prompt,
+    body: Callable[[], Awaitable[MetricResult]],
+) -> MetricResult:
+    """Run a judge body; any failure becomes value=None with the reason. Never raises, never NaN."""
+    try:
+        return await body()
+    except JudgeFailure as exc:
+        details: dict[str, Any] = {}
+        if len(exc.args) > 1 and isinstance(exc.args[1], str):
+            details["raw_reply"] = exc.args[1][:MAX_RAW_IN_DETAILS]
+        return MetricResult(
+            name=name, value=None, error=str(exc.args[0]), details=details, version=prompt.version
+        )
+    except LLMError as exc:
+        return MetricResult(
+            name=name, value=None, error=f"LLM call failed: {exc.reason}", version=prompt.version
+        )
+    except Exception as exc:  # a judge must never take a run down
+        log.exception("judge %s failed unexpectedly", name)
+        return MetricResult(
+            name=name,
+            value=None,
+            error=f"internal error: {type(exc).__name__}: {exc}",
+            version=prompt.version,
+        )
+
+
+def usage_details(reply: Reply) -> dict[str, Any]:
+    return {
+        "attempts": reply.attempts,
+        "cached": reply.cached,
+        "tokens": {"prompt": reply.prompt_tokens, "completion": reply.completion_tokens},
+    }

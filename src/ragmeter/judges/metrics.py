@@ -1,0 +1,410 @@
+"""The answer judges: factuality, groundedness, relevance, answer_correctness, coherence,
+completeness, citation_accuracy. Each returns a MetricResult and never raises."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from ragmeter.judges import prompts as P
+from ragmeter.judges.core import Reply, ask, guarded, numbered, usage_details
+from ragmeter.judges.parsing import ParseFailure, extract_json, read_score
+from ragmeter.llm.base import LLMClient
+from ragmeter.models import MetricResult
+
+Verdict = Literal["SUPPORTED", "NOT_SUPPORTED", "CONTRADICTED"]
+_VERDICT_ALIASES = {
+    "SUPPORTED": "SUPPORTED",
+    "SUPPORTS": "SUPPORTED",
+    "NOT_SUPPORTED": "NOT_SUPPORTED",
+    "UNSUPPORTED": "NOT_SUPPORTED",
+    "NOTSUPPORTED": "NOT_SUPPORTED",
+    "CONTRADICTED": "CONTRADICTED",
+    "CONTRADICTS": "CONTRADICTED",
+    "CONTRADICTORY": "CONTRADICTED",
+}
+
+
+def _validation_reason(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(x) for x in first.get("loc", ()))
+    return f"the JSON reply does not match the schema ({where}: {first.get('msg', 'invalid')})"
+
+
+def _validated(model: type[BaseModel], text: str) -> Any:
+    if not text.strip():
+        raise ParseFailure("empty reply")
+    obj = extract_json(text)
+    if obj is None:
+        raise ParseFailure("no JSON object in the reply")
+    try:
+        return model.model_validate(obj)
+    except ValidationError as exc:
+        raise ParseFailure(_validation_reason(exc)) from None
+
+
+# --- 0-10 score judges -----------------------------------------------------------------------
+
+
+class _ScoreExtras(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    reasoning: str = ""
+    disagreements: list[str] = []
+    missing: list[str] = []
+
+
+def _score_parser(text: str) -> tuple[tuple[float, _ScoreExtras], list[str]]:
+    score, obj, flags = read_score(text, "score", 0.0, 10.0, aliases=("grade", "rating"))
+    try:
+        extras = _ScoreExtras.model_validate(obj)
+    except ValidationError as exc:
+        raise ParseFailure(_validation_reason(exc)) from None
+    return (score, extras), flags
+
+
+async def _score_judge(
+    prompt: P.Prompt,
+    values: dict[str, str],
+    *,
+    llm: LLMClient,
+    query_id: str | None,
+    flags: list[str],
+    lists: Sequence[str] = (),
+) -> MetricResult:
+    reply: Reply = await ask(llm, prompt, values, _score_parser, query_id=query_id)
+    score, extras = reply.value
+    details: dict[str, Any] = {"reasoning": extras.reasoning, "score_0_10": score}
+    for name in lists:
+        details[name] = getattr(extras, name)
+    details["flags"] = flags + reply.flags
+    details.update(usage_details(reply))
+    return MetricResult(name=prompt.name, value=score / 10.0, details=details, version=prompt.version)
+
+
+def _empty_answer(name: str, prompt: P.Prompt) -> MetricResult:
+    return MetricResult(name=name, value=None, error="the answer is empty", version=prompt.version)
+
+
+async def groundedness(
+    question: str,
+    answer: str,
+    contexts: Sequence[str],
+    *,
+    llm: LLMClient,
+    ground_truth: str | None = None,
+    query_id: str | None = None,
+) -> MetricResult:
+    """0-1: how much of the answer the contexts back."""
+    prompt = P.GROUNDEDNESS
+
+    async def body() -> MetricResult:
+        if not answer or not answer.strip():
+            return _empty_answer(prompt.name, prompt)
+        if not contexts:
+            return MetricResult(
+                name=prompt.name, value=None, error="no contexts to ground in", version=prompt.version
+            )
+        flags: list[str] = []
+        values = {"question": question, "answer": answer, "contexts": numbered(contexts, flags)}
+        return await _score_judge(prompt, values, llm=llm, query_id=query_id, flags=flags)
+
+    return await guarded(prompt.name, prompt, body)
+
+
+async def relevance(
+    question: str,
+    answer: str,
+    contexts: Sequence[str] = (),
+    *,
+    llm: LLMClient,
+    ground_truth: str | None = None,
+    query_id: str | None = None,
+) -> MetricResult:
+    """0-1: how directly the answer addresses the question (contexts are not used)."""
+    prompt = P.RELEVANCE
+
+    async def body() -> MetricResult:
+        if not answer or not answer.strip():
+            return _empty_answer(prompt.name, prompt)
+        values = {"question": question, "answer": answer}
+        return await _score_judge(prompt, values, llm=llm, query_id=query_id, flags=[])
+
+    return await guarded(prompt.name, prompt, body)
+
+
+async def answer_correctness(
+    question: str,
+    answer: str,
+    contexts: Sequence[str] = (),
+    *,
+    llm: LLMClient,
+    ground_truth: str | None = None,
+    query_id: str | None = None,
+) -> MetricResult:
+    """0-1: semantic agreement with the ground truth; details list disagreements and missing info."""
+    prompt = P.ANSWER_CORRECTNESS
+
+    async def body() -> MetricResult:
+        if not ground_truth or not ground_truth.strip():
+            return MetricResult(
+                name=prompt.name, value=None, error="needs a ground-truth answer", version=prompt.version
+            )
+        if not answer or not answer.strip():
+            return _empty_answer(prompt.name, prompt)
+        values = {"question": question, "answer": answer, "ground_truth": ground_truth}
+        return await _score_judge(
+            prompt, values, llm=llm, query_id=query_id, flags=[], lists=("disagreements", "missing")
+        )
+
+    return await guarded(prompt.name, prompt, body)
+
+
+async def coherence(
+    question: str,
+    answer: str,
+    contexts: Sequence[str] = (),
+    *,
+    llm: LLMClient,
+    ground_truth: str | None = None,
+    query_id: str | None = None,
+) -> MetricResult:
+    """0-1: logical consistency and organisation of the answer."""
+    prompt = P.COHERENCE
+
+    async def body() -> MetricResult:
+        if not answer or not answer.strip():
+            return _empty_answer(prompt.name, prompt)
+        values = {"question": question, "answer": answer}
+        return await _score_judge(prompt, values, llm=llm, query_id=query_id, flags=[])
+
+    return await guarded(prompt.name, prompt, body)
+
+
+async def completeness(
+    question: str,
+    answer: str,
+    contexts: Sequence[str] = (),
+    *,
+    llm: LLMClient,
+    ground_truth: str | None = None,
+    query_id: str | None = None,
+) -> MetricResult:
+    """0-1: coverage of every part of the question (and the reference's key points when given)."""
+    prompt = P.COMPLETENESS
+
+    async def body() -> MetricResult:
+        if not answer or not answer.strip():
+            return _empty_answer(prompt.name, prompt)
+        reference = f"\nReference answer:\n{ground_truth}\n" if ground_truth else ""
+        values = {"question": question, "answer": answer, "reference": reference}
+        return await _score_judge(prompt, values, llm=llm, query_id=query_id, flags=[], lists=("missing",))
+
+    return await guarded(prompt.name, prompt, body)
+
+
+# --- factuality ------------------------------------------------------------------------------
+
+
+class _Claim(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    claim: str
+    evidence: str = ""
+    verdict: Verdict
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _normalise(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            key = re.sub(r"[\s\-]+", "_", v.strip().upper())
+            return _VERDICT_ALIASES.get(key, key)
+        return v
+
+    @field_validator("evidence", mode="before")
+    @classmethod
+    def _evidence(cls, v: Any) -> Any:
+        return "" if v is None else v
+
+
+class _Claims(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    claims: list[_Claim]
+
+
+def _claims_parser(text: str) -> tuple[_Claims, list[str]]:
+    parsed: _Claims = _validated(_Claims, text)
+    if not parsed.claims:
+        raise ParseFailure("no claims were extracted from a non-empty answer")
+    return parsed, []
+
+
+async def factuality(
+    question: str,
+    answer: str,
+    contexts: Sequence[str],
+    *,
+    llm: LLMClient,
+    ground_truth: str | None = None,
+    query_id: str | None = None,
+) -> MetricResult:
+    """supported claims / claims, each claim checked against the contexts (and the ground truth)."""
+    prompt = P.FACTUALITY
+
+    async def body() -> MetricResult:
+        if not answer or not answer.strip():
+            return _empty_answer(prompt.name, prompt)
+        flags: list[str] = []
+        sources = numbered(contexts, flags)
+        reference = f"\nReference answer (also a source):\n{ground_truth}\n" if ground_truth else ""
+        values = {"question": question, "answer": answer, "contexts": sources, "reference": reference}
+        reply = await ask(llm, prompt, values, _claims_parser, query_id=query_id)
+        claims: list[_Claim] = reply.value.claims
+        counts = {
+            v: sum(c.verdict == v for c in claims) for v in ("SUPPORTED", "NOT_SUPPORTED", "CONTRADICTED")
+        }
+        details: dict[str, Any] = {
+            "claims": [c.model_dump() for c in claims],
+            "n_claims": len(claims),
+            "n_supported": counts["SUPPORTED"],
+            "n_not_supported": counts["NOT_SUPPORTED"],
+            "n_contradicted": counts["CONTRADICTED"],
+            "flags": flags + reply.flags,
+            **usage_details(reply),
+        }
+        value = counts["SUPPORTED"] / len(claims)
+        return MetricResult(name=prompt.name, value=value, details=details, version=prompt.version)
+
+    return await guarded(prompt.name, prompt, body)
+
+
+# --- citation accuracy -----------------------------------------------------------------------
+
+_MARKER = r"\[\d+(?:\s*[,;]\s*\d+)*\]"
+_LEADING = re.compile(rf"^((?:{_MARKER}\s*)+)(.*)$", re.DOTALL)
+
+
+def split_cited_sentences(answer: str) -> list[tuple[str, list[int]]]:
+    """(sentence without markers, cited source numbers) for each sentence of the answer.
+
+    Markers that open a sentence ("... Paris. [1] It ...") belong to the sentence before.
+    """
+    parts = re.split(r"(?<=[.!?])\s+", answer.strip())
+    sentences: list[str] = []
+    for part in parts:
+        m = _LEADING.match(part)
+        if m and sentences:
+            sentences[-1] += " " + m.group(1).strip()
+            part = m.group(2)
+        if part.strip():
+            sentences.append(part.strip())
+    out = []
+    for s in sentences:
+        nums: list[int] = []
+        for marker in re.findall(_MARKER, s):
+            for n in re.findall(r"\d+", marker):
+                if int(n) not in nums:
+                    nums.append(int(n))
+        clean = " ".join(re.sub(_MARKER, "", s).split())
+        clean = re.sub(r"\s+([.,;:!?])", r"\1", clean)
+        out.append((clean, nums))
+    return out
+
+
+class _CitationVerdict(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    reasoning: str = ""
+    supported: bool
+
+
+class _CitationReply(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    citations: list[_CitationVerdict]
+    uncited_claims: list[str] = []
+
+
+async def citation_accuracy(
+    question: str,
+    answer: str,
+    contexts: Sequence[str],
+    *,
+    llm: LLMClient,
+    ground_truth: str | None = None,
+    query_id: str | None = None,
+) -> MetricResult:
+    """Fraction of [n] citations whose source n (1-based, in `contexts` order) supports the sentence."""
+    prompt = P.CITATION_ACCURACY
+
+    async def body() -> MetricResult:
+        if not answer or not answer.strip():
+            return _empty_answer(prompt.name, prompt)
+        sentences = split_cited_sentences(answer)
+        pairs: list[dict[str, Any]] = []
+        invalid: list[dict[str, Any]] = []
+        uncited: list[str] = []
+        for sentence, nums in sentences:
+            if not nums:
+                uncited.append(sentence)
+            for n in nums:
+                item = {"sentence": sentence, "source": n}
+                (pairs if 1 <= n <= len(contexts) else invalid).append(item)
+        if not pairs and not invalid:
+            return MetricResult(
+                name=prompt.name,
+                value=None,
+                error="the answer cites no sources ([1], [2] ...)",
+                details={"uncited_sentences": uncited},
+                version=prompt.version,
+            )
+        total = len(pairs) + len(invalid)
+        details: dict[str, Any] = {
+            "n_citations": total,
+            "invalid_citations": invalid,
+            "uncited_sentences": uncited,
+        }
+        if not pairs:
+            details.update(citations=[], uncited_claims=None, flags=["every citation names a missing source"])
+            return MetricResult(name=prompt.name, value=0.0, details=details, version=prompt.version)
+        ids = {f"C{i}": p for i, p in enumerate(pairs, 1)}
+        uids = {f"U{i}": s for i, s in enumerate(uncited, 1)}
+
+        def parse(text: str) -> tuple[_CitationReply, list[str]]:
+            parsed: _CitationReply = _validated(_CitationReply, text)
+            got = {c.id.strip() for c in parsed.citations}
+            missing = [i for i in ids if i not in got]
+            if missing:
+                raise ParseFailure(f"no verdict for citation(s) {', '.join(missing)}")
+            return parsed, []
+
+        flags: list[str] = []
+        values = {
+            "contexts": numbered(contexts, flags),
+            "citations": "\n".join(f'{i}: "{p["sentence"]}" cites [{p["source"]}]' for i, p in ids.items()),
+            "uncited": "\n".join(f'{i}: "{s}"' for i, s in uids.items()) or "(none)",
+        }
+        reply = await ask(llm, prompt, values, parse, query_id=query_id)
+        verdicts = {c.id.strip(): c for c in reply.value.citations}
+        checked = [
+            {**p, "supported": verdicts[i].supported, "reasoning": verdicts[i].reasoning}
+            for i, p in ids.items()
+        ]
+        n_supported = sum(1 for c in checked if c["supported"])
+        details.update(
+            citations=checked,
+            n_supported=n_supported,
+            uncited_claims=[uids[u.strip()] for u in reply.value.uncited_claims if u.strip() in uids],
+            flags=flags + reply.flags,
+            **usage_details(reply),
+        )
+        return MetricResult(
+            name=prompt.name, value=n_supported / total, details=details, version=prompt.version
+        )
+
+    return await guarded(prompt.name, prompt, body)

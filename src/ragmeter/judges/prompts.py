@@ -1,0 +1,212 @@
+"""Versioned prompt templates of the judges.
+
+A template's `version` is stored in every MetricResult it produces: bump it whenever the text
+changes, so that grades from different prompts are never silently compared. Every template asks
+for the reasoning before the score: small models grade far better that way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Prompt:
+    name: str
+    number: int
+    system: str
+    user: str
+    max_tokens: int = 768
+
+    @property
+    def version(self) -> str:
+        """e.g. 'retrieval_grade/v1+3f2a9c01': the number we bump plus a digest of the exact text."""
+        digest = hashlib.sha256(f"{self.system}\n{self.user}".encode()).hexdigest()[:8]
+        return f"{self.name}/v{self.number}+{digest}"
+
+    def messages(self, **values: str) -> list[dict[str, str]]:
+        return [
+            {"role": "system", "content": self.system},
+            {"role": "user", "content": self.user.format(**values)},
+        ]
+
+
+REASK = (
+    "Your reply could not be used: {reason}. Reply again with only the JSON object described "
+    "above, with every field filled in."
+)
+
+_SCORE_0_10 = 'Reply with JSON only: {{"reasoning": "<one or two sentences>", "score": <number 0-10>}}'
+
+RETRIEVAL_GRADE = Prompt(
+    "retrieval_grade",
+    1,
+    "You grade how well retrieved text chunks answer a question. You reply in JSON.",
+    """Question: {question}
+Expected answer: {expected_answer}
+
+Retrieved chunks, best first:
+{chunks}
+
+Grade from 1 to 10 how well the chunks answer the question with the expected answer:
+10 = the chunks state the expected answer
+5 = the chunks are related to the question but the answer is missing
+1 = the chunks are unrelated to the question
+First give your reasoning in one or two sentences, then the grade.
+Reply with JSON only: {{"reasoning": "<one or two sentences>", "grade": <integer 1-10>}}""",
+    max_tokens=400,
+)
+
+FACTUALITY = Prompt(
+    "factuality",
+    1,
+    "You check the facts of an answer against source texts. You reply in JSON.",
+    """Question: {question}
+
+Answer to check:
+{answer}
+
+Sources:
+{contexts}
+{reference}
+Split the answer into short, self-contained factual claims. For each claim, quote the evidence from
+the sources (empty if there is none), then give a verdict:
+SUPPORTED = the sources state the claim
+CONTRADICTED = the sources state something that conflicts with the claim
+NOT_SUPPORTED = the sources do not say
+Reply with JSON only:
+{{"claims": [{{"claim": "<claim>", "evidence": "<quote or empty>", "verdict": "SUPPORTED|NOT_SUPPORTED|CONTRADICTED"}}]}}""",
+    max_tokens=1500,
+)
+
+GROUNDEDNESS = Prompt(
+    "groundedness",
+    1,
+    "You judge whether an answer is grounded in source texts. You reply in JSON.",
+    """Question: {question}
+
+Answer:
+{answer}
+
+Sources:
+{contexts}
+
+Score from 0 to 10 how much of the answer is backed by the sources:
+10 = every statement of the answer is stated or directly implied by the sources
+5 = about half of it is backed; the rest is not in the sources
+0 = nothing in the answer is backed by the sources, or it contradicts them
+First give your reasoning, then the score.
+"""
+    + _SCORE_0_10,
+)
+
+RELEVANCE = Prompt(
+    "relevance",
+    1,
+    "You judge whether an answer addresses the question asked. You reply in JSON.",
+    """Question: {question}
+
+Answer:
+{answer}
+
+Score from 0 to 10 how directly the answer addresses the question (not whether it is true):
+10 = it answers exactly what was asked
+5 = it is on topic but answers only part of it, or mostly something else
+0 = it is off topic, empty, or refuses
+First give your reasoning, then the score.
+"""
+    + _SCORE_0_10,
+)
+
+ANSWER_CORRECTNESS = Prompt(
+    "answer_correctness",
+    1,
+    "You compare an answer with a reference answer by meaning, not wording. You reply in JSON.",
+    """Question: {question}
+
+Reference answer:
+{ground_truth}
+
+Answer to grade:
+{answer}
+
+List the points where the answer disagrees with the reference, and the information of the reference
+that the answer misses. Then score from 0 to 10 how correct the answer is:
+10 = same meaning as the reference (wording may differ)
+5 = partly correct: some key facts right, some wrong or missing
+0 = wrong, or does not answer
+Reply with JSON only:
+{{"reasoning": "<one or two sentences>", "disagreements": ["<point>"], "missing": ["<point>"], "score": <number 0-10>}}""",
+)
+
+COHERENCE = Prompt(
+    "coherence",
+    1,
+    "You judge how coherent a written answer is. You reply in JSON.",
+    """Question: {question}
+
+Answer:
+{answer}
+
+Score from 0 to 10 the coherence of the answer: is it logically consistent, well organised, and does
+each sentence follow from the one before? (Do not judge whether it is true.)
+10 = clear, consistent and well organised
+5 = understandable but disorganised, repetitive, or with a contradiction
+0 = incoherent
+First give your reasoning, then the score.
+"""
+    + _SCORE_0_10,
+)
+
+COMPLETENESS = Prompt(
+    "completeness",
+    1,
+    "You judge whether an answer covers everything the question asks. You reply in JSON.",
+    """Question: {question}
+
+Answer:
+{answer}
+{reference}
+List the parts of the question (and key points of the reference answer, if given) that the answer
+leaves out. Then score from 0 to 10 how completely the answer covers them:
+10 = covers every part
+5 = covers about half
+0 = covers nothing
+Reply with JSON only:
+{{"reasoning": "<one or two sentences>", "missing": ["<part>"], "score": <number 0-10>}}""",
+)
+
+CITATION_ACCURACY = Prompt(
+    "citation_accuracy",
+    1,
+    "You check whether cited sources support the sentences that cite them. You reply in JSON.",
+    """Sources:
+{contexts}
+
+Citations to check (a sentence of an answer and the source number it cites):
+{citations}
+
+Sentences without a citation:
+{uncited}
+
+For each citation, say whether the cited source supports the sentence (true or false).
+Then list the ids of the sentences without a citation that state a fact which would need a source.
+Reply with JSON only:
+{{"citations": [{{"id": "C1", "reasoning": "<short>", "supported": true}}], "uncited_claims": ["U1"]}}""",
+    max_tokens=1200,
+)
+
+ALL: dict[str, Prompt] = {
+    p.name: p
+    for p in (
+        RETRIEVAL_GRADE,
+        FACTUALITY,
+        GROUNDEDNESS,
+        RELEVANCE,
+        ANSWER_CORRECTNESS,
+        COHERENCE,
+        COMPLETENESS,
+        CITATION_ACCURACY,
+    )
+}

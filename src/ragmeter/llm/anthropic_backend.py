@@ -1,0 +1,95 @@
+"""Anthropic's Messages API via the `anthropic` SDK (the `anthropic` extra).
+
+The SDK 2.x / API version 2026-10-21 reject sampling parameters (temperature, top_p, top_k) and take
+no seed, so none is sent: determinism comes from the cache. JSON is asked for in the prompt.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ragmeter.errors import InputError, MissingExtraError
+from ragmeter.llm.base import (
+    LLMClient,
+    PermanentError,
+    RawReply,
+    TokenUsage,
+    TransientError,
+    parse_retry_after,
+)
+from ragmeter.llm.openai_backend import is_retryable_status, public_url
+
+_JSON_HINT = "Reply with one JSON object and nothing else: no prose, no code fences."
+
+
+class AnthropicClient(LLMClient):
+    backend = "anthropic"
+
+    def __init__(self, model: str, *, base_url: str | None = None, **kwargs: Any) -> None:
+        super().__init__(model, **kwargs)
+        self.base_url = base_url
+        # Not accepted by the API version the SDK speaks; recorded as None so stored params are honest.
+        self.temperature = None
+        self.seed = None
+        self._sdk: Any = None
+        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+            raise InputError("ANTHROPIC_API_KEY is not set in the environment", source=f"anthropic:{model}")
+
+    def _client(self) -> Any:
+        if self._sdk is None:
+            try:
+                import anthropic
+            except ImportError as exc:  # pragma: no cover - depends on the environment
+                raise MissingExtraError("anthropic", "the Anthropic backend") from exc
+            self._sdk = anthropic.AsyncAnthropic(base_url=self.base_url, timeout=self.timeout, max_retries=0)
+        return self._sdk
+
+    def _public_extra(self) -> dict[str, Any]:
+        return {"base_url": public_url(self.base_url)} if self.base_url else {}
+
+    async def aclose(self) -> None:
+        if self._sdk is not None:
+            await self._sdk.close()
+            self._sdk = None
+        await super().aclose()
+
+    async def _send(
+        self, messages: list[dict[str, str]], *, json: bool, max_tokens: int, timeout: float
+    ) -> RawReply:
+        import anthropic
+
+        system = "\n\n".join(m["content"] for m in messages if m.get("role") == "system")
+        if json:
+            system = f"{system}\n\n{_JSON_HINT}".strip()
+        turns = [{"role": m["role"], "content": m["content"]} for m in messages if m.get("role") != "system"]
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": turns,
+            "max_tokens": max_tokens,
+            "timeout": timeout,
+        }
+        if system:
+            kwargs["system"] = system
+        try:
+            resp = await self._client().messages.create(**kwargs)
+        except anthropic.APITimeoutError:
+            raise TransientError(f"timed out after {timeout:g} s") from None
+        except anthropic.APIConnectionError as exc:
+            raise TransientError(f"connection error: {exc}") from None
+        except anthropic.APIStatusError as exc:
+            status = exc.status_code
+            reason = f"HTTP {status}: {str(getattr(exc, 'message', exc))[:300]}"
+            if is_retryable_status(status):
+                raise TransientError(reason, parse_retry_after(dict(exc.response.headers))) from None
+            raise PermanentError(reason) from None
+        except anthropic.APIError as exc:
+            raise PermanentError(f"API error: {exc}") from None
+        text = "".join(
+            getattr(block, "text", "") for block in resp.content if getattr(block, "type", "") == "text"
+        )
+        if getattr(resp, "stop_reason", None) == "refusal":
+            raise PermanentError("the model refused to answer")
+        usage = resp.usage
+        tokens = TokenUsage(int(usage.input_tokens or 0), int(usage.output_tokens or 0))
+        return RawReply(text, tokens, getattr(resp, "stop_reason", None))

@@ -1,0 +1,391 @@
+"""The one async LLM interface: retries, concurrency, budget, cache, usage and logging.
+
+Backends implement only `_send` (one HTTP request, errors mapped to `TransientError` or
+`PermanentError`); everything a judge relies on lives here, once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ragmeter.errors import RagmeterError
+from ragmeter.llm.cache import ResponseCache
+from ragmeter.llm.pricing import estimate_cost
+
+# A custom level below DEBUG: full prompts and responses.
+TRACE = 5
+logging.addLevelName(TRACE, "TRACE")
+log = logging.getLogger("ragmeter.llm")
+
+# Backoff: full jitter on base * 2**attempt, capped; Retry-After wins when the server sends one.
+BACKOFF_BASE_S = 0.5
+BACKOFF_CAP_S = 30.0
+RETRY_AFTER_CAP_S = 120.0
+DEFAULT_MAX_TOKENS = 1024
+
+
+class LLMError(RagmeterError):
+    """An LLM call failed for good (after its retries); `reason` is what a judge records."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class BudgetExceededError(LLMError):
+    """The per-run budget of calls is spent."""
+
+
+class TransientError(Exception):
+    """A failure worth retrying: 429, 5xx, connection error, timeout."""
+
+    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+class PermanentError(Exception):
+    """A failure not worth retrying: 4xx other than 408/409/429, a refusal, a malformed reply."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class TokenUsage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True)
+class RawReply:
+    """What a backend returns for one successful request."""
+
+    text: str
+    usage: TokenUsage
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class LLMResponse:
+    text: str
+    usage: TokenUsage
+    latency_s: float
+    cost_usd: float | None
+    cached: bool = False
+    attempts: int = 1
+    finish_reason: str | None = None
+
+
+class MetricUsage(BaseModel):
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class UsageSummary(BaseModel):
+    """Calls, tokens and estimated cost of one client (one run). Safe to store: holds no secrets."""
+
+    calls: int = Field(0, description="complete() calls answered (cached or not)")
+    api_requests: int = Field(0, description="HTTP requests sent, retries included")
+    cached_calls: int = 0
+    failed_calls: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = Field(0.0, description="estimated, from the price table; unpriced calls add 0")
+    unpriced_calls: int = Field(0, description="calls of a model missing from the price table")
+    latency_s_total: float = 0.0
+    by_metric: dict[str, MetricUsage] = Field(default_factory=dict)
+
+
+@dataclass
+class _Counters:
+    calls: int = 0
+    api_requests: int = 0
+    cached_calls: int = 0
+    failed_calls: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    unpriced_calls: int = 0
+    latency_s_total: float = 0.0
+    by_metric: dict[str, MetricUsage] = field(default_factory=dict)
+
+
+def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds to wait from `retry-after-ms` or `Retry-After` (seconds or an HTTP date); None if absent."""
+    if not headers:
+        return None
+    lower = {k.lower(): v for k, v in headers.items()}
+    raw_ms = lower.get("retry-after-ms")
+    if raw_ms is not None:
+        try:
+            return max(0.0, float(raw_ms) / 1000.0)
+        except ValueError:
+            pass
+    raw = lower.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def backoff_delay(attempt: int, retry_after: float | None) -> float:
+    """Delay before retry number `attempt` (0-based): Retry-After if given, else full jitter."""
+    if retry_after is not None:
+        return min(retry_after, RETRY_AFTER_CAP_S)
+    return random.uniform(0.0, min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**attempt))
+
+
+def _short(messages: list[dict[str, str]]) -> str:
+    return "\n".join(f"[{m.get('role', '?')}] {m.get('content', '')}" for m in messages)
+
+
+class LLMClient:
+    """Base class of every backend. Use `ragmeter.llm.from_spec` to make one."""
+
+    backend: str = "base"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        timeout: float = 60,
+        max_retries: int = 4,
+        concurrency: int = 16,
+        cache: ResponseCache | None = None,
+        budget: int | None = None,
+        seed: int | None = 0,
+        temperature: float | None = 0.0,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        prices: Mapping[str, tuple[float, float]] | None = None,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError("concurrency must be >= 1")
+        if max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+        self.model = model
+        self.timeout = float(timeout)
+        self.max_retries = max_retries
+        self.concurrency = concurrency
+        self.budget = budget
+        self.seed = seed
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self._prices = dict(prices) if prices else None
+        self._cache = cache
+        self._semaphore: asyncio.Semaphore | None = None
+        self._counters = _Counters()
+        self._reserved = 0  # calls admitted against the budget
+        # Injectable for tests: how the client waits between retries.
+        self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+
+    # --- what backends provide -------------------------------------------------------------
+    async def _send(
+        self, messages: list[dict[str, str]], *, json: bool, max_tokens: int, timeout: float
+    ) -> RawReply:
+        raise NotImplementedError
+
+    def _public_extra(self) -> dict[str, Any]:
+        return {}
+
+    def _cost(self, usage: TokenUsage) -> float | None:
+        return estimate_cost(self.model, usage.prompt_tokens, usage.completion_tokens, self._prices)
+
+    async def _before_call(self) -> None:
+        """Hook run before each request (the local backend starts its server here)."""
+
+    # --- public -----------------------------------------------------------------------------
+    @property
+    def params(self) -> dict[str, Any]:
+        """Request parameters that change answers: part of the cache key and of `spec_public`."""
+        return {"temperature": self.temperature, "seed": self.seed, "max_tokens": self.max_tokens}
+
+    @property
+    def spec_public(self) -> dict[str, Any]:
+        """A secret-free description to store with a run: backend, model, parameters."""
+        return {
+            "backend": self.backend,
+            "model": self.model,
+            "params": self.params,
+            "timeout_s": self.timeout,
+            "max_retries": self.max_retries,
+            "concurrency": self.concurrency,
+            "budget": self.budget,
+            "cache": self._cache is not None,
+            **self._public_extra(),
+        }
+
+    @property
+    def usage(self) -> UsageSummary:
+        c = self._counters
+        return UsageSummary(
+            calls=c.calls,
+            api_requests=c.api_requests,
+            cached_calls=c.cached_calls,
+            failed_calls=c.failed_calls,
+            retries=c.retries,
+            prompt_tokens=c.prompt_tokens,
+            completion_tokens=c.completion_tokens,
+            cost_usd=round(c.cost_usd, 8),
+            unpriced_calls=c.unpriced_calls,
+            latency_s_total=round(c.latency_s_total, 6),
+            by_metric={k: v.model_copy() for k, v in c.by_metric.items()},
+        )
+
+    async def aclose(self) -> None:
+        if self._cache is not None:
+            self._cache.close()
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        json: bool = False,
+        metric: str | None = None,
+        query_id: str | None = None,
+        max_tokens: int | None = None,
+    ) -> LLMResponse:
+        """Send one chat request. Raises `LLMError` (with the reason) when it fails for good."""
+        limit = max_tokens if max_tokens is not None else self.max_tokens
+        key = None
+        if self._cache is not None:
+            params = {**self.params, "max_tokens": limit, "json": json}
+            key = self._cache.key(self.backend, self.model, params, messages)
+            hit = self._cache.get(key)
+            if hit is not None:
+                text, usage, finish = hit
+                resp = LLMResponse(text, usage, 0.0, 0.0, cached=True, attempts=0, finish_reason=finish)
+                self._account(resp, metric, cached=True)
+                self._log(resp, messages, metric, query_id)
+                return resp
+
+        if self.budget is not None:
+            if self._reserved >= self.budget:
+                self._counters.failed_calls += 1
+                raise BudgetExceededError(f"the run's budget of {self.budget} LLM calls is spent")
+            self._reserved += 1
+
+        if self._semaphore is None:
+            self._semaphore = asyncio.Semaphore(self.concurrency)
+        started = time.perf_counter()
+        attempts = 0
+        while True:
+            attempts += 1
+            try:
+                async with self._semaphore:
+                    await self._before_call()
+                    self._counters.api_requests += 1
+                    raw = await asyncio.wait_for(
+                        self._send(messages, json=json, max_tokens=limit, timeout=self.timeout),
+                        # The SDK has its own timeout; this one catches anything that slips past it.
+                        timeout=self.timeout + 5.0,
+                    )
+                break
+            except TransientError as exc:
+                reason, retry_after = exc.reason, exc.retry_after
+            except TimeoutError:
+                reason, retry_after = f"timed out after {self.timeout:g} s", None
+            except PermanentError as exc:
+                self._counters.failed_calls += 1
+                log.debug("llm call failed metric=%s query=%s: %s", metric, query_id, exc.reason)
+                raise LLMError(exc.reason) from None
+            except LLMError:
+                self._counters.failed_calls += 1
+                raise
+            if attempts > self.max_retries:
+                self._counters.failed_calls += 1
+                log.debug("llm call failed metric=%s query=%s: %s", metric, query_id, reason)
+                raise LLMError(f"{reason} (gave up after {attempts} attempts)")
+            self._counters.retries += 1
+            delay = backoff_delay(attempts - 1, retry_after)
+            log.debug(
+                "llm retry %d in %.2f s metric=%s query=%s: %s", attempts, delay, metric, query_id, reason
+            )
+            await self.sleep(delay)
+
+        latency = time.perf_counter() - started
+        resp = LLMResponse(
+            raw.text,
+            raw.usage,
+            latency,
+            self._cost(raw.usage),
+            cached=False,
+            attempts=attempts,
+            finish_reason=raw.finish_reason,
+        )
+        self._account(resp, metric, cached=False)
+        if self._cache is not None and key is not None:
+            self._cache.put(key, self.backend, self.model, raw.text, raw.usage, raw.finish_reason)
+        self._log(resp, messages, metric, query_id)
+        return resp
+
+    # --- bookkeeping ------------------------------------------------------------------------
+    def _account(self, resp: LLMResponse, metric: str | None, *, cached: bool) -> None:
+        c = self._counters
+        c.calls += 1
+        m = c.by_metric.setdefault(metric or "-", MetricUsage())
+        m.calls += 1
+        if cached:
+            c.cached_calls += 1
+            return
+        c.prompt_tokens += resp.usage.prompt_tokens
+        c.completion_tokens += resp.usage.completion_tokens
+        c.latency_s_total += resp.latency_s
+        m.prompt_tokens += resp.usage.prompt_tokens
+        m.completion_tokens += resp.usage.completion_tokens
+        if resp.cost_usd is None:
+            c.unpriced_calls += 1
+        else:
+            c.cost_usd += resp.cost_usd
+            m.cost_usd += resp.cost_usd
+
+    def _log(
+        self, resp: LLMResponse, messages: list[dict[str, str]], metric: str | None, query_id: str | None
+    ) -> None:
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "llm call metric=%s query=%s model=%s latency=%.3fs tokens=%d+%d cached=%s attempts=%d",
+                metric,
+                query_id,
+                self.model,
+                resp.latency_s,
+                resp.usage.prompt_tokens,
+                resp.usage.completion_tokens,
+                resp.cached,
+                resp.attempts,
+            )
+        if log.isEnabledFor(TRACE):
+            log.log(TRACE, "llm prompt metric=%s query=%s\n%s", metric, query_id, _short(messages))
+            log.log(TRACE, "llm response metric=%s query=%s\n%s", metric, query_id, resp.text)

@@ -1,0 +1,139 @@
+"""OpenAI and OpenAI-compatible servers (Azure, vLLM, Ollama, llama.cpp, LM Studio) via the `openai` SDK."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from ragmeter.errors import InputError, MissingExtraError
+from ragmeter.llm.base import (
+    LLMClient,
+    PermanentError,
+    RawReply,
+    TokenUsage,
+    TransientError,
+    parse_retry_after,
+)
+
+# OpenAI reasoning models reject any temperature but the default.
+_NO_TEMPERATURE = re.compile(r"^(o\d|gpt-5)")
+
+
+def public_url(url: str) -> str:
+    """The URL without user info, query or fragment (where secrets hide) for storing with a run."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def is_retryable_status(status: int) -> bool:
+    return status in (408, 409, 425, 429) or status >= 500
+
+
+class OpenAIClient(LLMClient):
+    """`openai:MODEL` (api.openai.com, or OPENAI_BASE_URL) and `openai-compatible:MODEL@URL`."""
+
+    def __init__(
+        self, model: str, *, base_url: str | None = None, compatible: bool = False, **kwargs: Any
+    ) -> None:
+        super().__init__(model, **kwargs)
+        self.backend = "openai-compatible" if compatible else "openai"
+        self.base_url = base_url
+        self._compatible = compatible
+        self._json_mode_ok = True
+        self._sdk: Any = None
+        if not compatible and not os.environ.get("OPENAI_API_KEY"):
+            raise InputError("OPENAI_API_KEY is not set in the environment", source=f"openai:{model}")
+        if not compatible and _NO_TEMPERATURE.match(model):
+            self.temperature = None
+
+    def _client(self) -> Any:
+        if self._sdk is None:
+            try:
+                import openai
+            except ImportError as exc:  # pragma: no cover - depends on the environment
+                raise MissingExtraError("llm", "the OpenAI backend") from exc
+            key = os.environ.get("OPENAI_API_KEY")
+            if self._compatible:
+                # Local servers rarely check keys; a real one can be given in RAGMETER_LLM_API_KEY.
+                key = os.environ.get("RAGMETER_LLM_API_KEY") or key or "unused"
+            self._sdk = openai.AsyncOpenAI(
+                api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=0
+            )
+        return self._sdk
+
+    def _public_extra(self) -> dict[str, Any]:
+        return {"base_url": public_url(self.base_url)} if self.base_url else {}
+
+    async def aclose(self) -> None:
+        if self._sdk is not None:
+            await self._sdk.close()
+            self._sdk = None
+        await super().aclose()
+
+    async def _send(
+        self, messages: list[dict[str, str]], *, json: bool, max_tokens: int, timeout: float
+    ) -> RawReply:
+        import openai
+
+        client = self._client()
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "timeout": timeout}
+        if self.temperature is not None:
+            kwargs["temperature"] = self.temperature
+        if self.seed is not None:
+            kwargs["seed"] = self.seed
+        kwargs["max_tokens" if self._compatible else "max_completion_tokens"] = max_tokens
+        want_json = json and self._json_mode_ok
+        if want_json:
+            kwargs["response_format"] = {"type": "json_object"}
+        try:
+            try:
+                resp = await client.chat.completions.create(**kwargs)
+            except openai.BadRequestError as exc:
+                # Some compatible servers reject response_format: ask once more without it, and remember.
+                if want_json and "response_format" in str(exc):
+                    self._json_mode_ok = False
+                    del kwargs["response_format"]
+                    resp = await client.chat.completions.create(**kwargs)
+                else:
+                    raise
+        except openai.APITimeoutError:
+            raise TransientError(f"timed out after {timeout:g} s") from None
+        except openai.APIConnectionError as exc:
+            raise TransientError(f"connection error: {exc}") from None
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            reason = f"HTTP {status}: {_message(exc)}"
+            if is_retryable_status(status):
+                raise TransientError(reason, parse_retry_after(dict(exc.response.headers))) from None
+            raise PermanentError(reason) from None
+        except openai.APIError as exc:
+            raise PermanentError(f"API error: {exc}") from None
+        choices = getattr(resp, "choices", None)
+        if not choices:
+            raise PermanentError("malformed reply: no choices")
+        choice = choices[0]
+        message = choice.message
+        refusal = getattr(message, "refusal", None)
+        if refusal:
+            raise PermanentError(f"the model refused: {refusal}")
+        usage = getattr(resp, "usage", None)
+        tokens = TokenUsage(
+            int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0)
+        )
+        return RawReply(message.content or "", tokens, getattr(choice, "finish_reason", None))
+
+
+def _message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict) and err.get("message"):
+            return str(err["message"])[:300]
+        if isinstance(err, str):
+            return err[:300]
+    return str(getattr(exc, "message", exc))[:300]
