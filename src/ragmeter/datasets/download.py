@@ -13,6 +13,7 @@ import tempfile
 import urllib.error
 import urllib.request
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
@@ -152,8 +153,11 @@ def download_zip_members(
                     raise DownloadError(f"{url}: the archive has no member {member!r}")
                 mout, mtmp = _temp_beside(dest)
                 try:
-                    with mout, archive.open(member) as src:
-                        shutil.copyfileobj(src, mout, CHUNK)
+                    try:
+                        with mout, archive.open(member) as src:
+                            shutil.copyfileobj(src, mout, CHUNK)
+                    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+                        raise DownloadError(f"{url}: member {member!r} is corrupt ({exc})") from None
                     _verify(mtmp, url=f"{url}!{member}", sha256=sha, size=size)
                     os.replace(mtmp, dest)
                 finally:

@@ -1,0 +1,45 @@
+"""Systems under test: the built-in pipeline and the user's own system (callable, HTTP, run file),
+all behind one protocol (`retrieve(query, k)`, optional `answer(query, contexts)`, sync or async)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ragmeter.systems.base import Retrieved, System, aanswer, aretrieve, coerce_results, document_level
+
+__all__ = [
+    "CallableSystem",
+    "HttpSystem",
+    "Pipeline",
+    "Retrieved",
+    "RunFileSystem",
+    "System",
+    "aanswer",
+    "aretrieve",
+    "build_system",
+    "coerce_results",
+    "document_level",
+]
+
+_LAZY = {
+    "build_system": "ragmeter.systems.build",
+    "Pipeline": "ragmeter.systems.pipeline",
+    "CallableSystem": "ragmeter.systems.external",
+    "HttpSystem": "ragmeter.systems.external",
+    "RunFileSystem": "ragmeter.systems.external",
+}
+
+if TYPE_CHECKING:
+    from ragmeter.systems.build import build_system
+    from ragmeter.systems.external import CallableSystem, HttpSystem, RunFileSystem
+    from ragmeter.systems.pipeline import Pipeline
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ragmeter.systems' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
