@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "eval": "ragmeter.ir.cli:eval_command",
     "datasets": "ragmeter.datasets.cli:datasets",
     "report": "ragmeter.report.cli:report_command",
+    "experiment": "ragmeter.experiments.cli:experiment_command",
 }
 
 
