@@ -277,7 +277,12 @@ static PyObject *finish(const char *base, Row *rows, int64_t n, int64_t nq, int 
         int64_t w = lo;
         for (int64_t j = lo; j < hi; j++)
             if (rows[perm[j]].len >= 0) perm[w++] = perm[j];
-        if (is_run && w - lo > 1) qsort_r(perm + lo, (size_t)(w - lo), sizeof(int64_t), cmp_rank, &ctx);
+        if (is_run && w - lo > 1) {
+            /* runs are usually written in rank order already: check before sorting */
+            int64_t j = lo + 1;
+            while (j < w && cmp_rank(&perm[j - 1], &perm[j], &ctx) < 0) j++;
+            if (j < w) qsort_r(perm + lo, (size_t)(w - lo), sizeof(int64_t), cmp_rank, &ctx);
+        }
         for (int64_t j = lo; j < w; j++) blob_len += rows[perm[j]].len;
         gend[qi] = w;
         kept += w - lo;
@@ -331,6 +336,9 @@ done:
 
 /* ---------------- TREC text parsing ---------------- */
 #define MAXTOK 8
+/* ' ', \t, \v, \f, \r: the separators of a line (\n ends it) */
+static const unsigned char WS[256] = {[' '] = 1, ['\t'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1};
+#define IS_WS(c) (WS[(unsigned char)(c)])
 
 static PyObject *py_parse_trec(PyObject *self, PyObject *args) {
     Py_buffer buf;
@@ -350,6 +358,7 @@ static PyObject *py_parse_trec(PyObject *self, PyObject *args) {
         goto out;
     }
     int64_t n = 0;
+    int32_t last_q = 0;
     long lineno = 0;
     const char *pos = data;
     while (pos < end) {
@@ -361,10 +370,10 @@ static PyObject *py_parse_trec(PyObject *self, PyObject *args) {
         int nt = 0;
         const char *p = pos;
         while (p < eol) {
-            while (p < eol && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\v' || *p == '\f')) p++;
+            while (p < eol && IS_WS(*p)) p++;
             if (p >= eol) break;
             const char *s = p;
-            while (p < eol && !(*p == ' ' || *p == '\t' || *p == '\r' || *p == '\v' || *p == '\f')) p++;
+            while (p < eol && !IS_WS(*p)) p++;
             if (nt < MAXTOK) {
                 tok[nt] = s;
                 tlen[nt] = (size_t)(p - s);
@@ -388,7 +397,12 @@ static PyObject *py_parse_trec(PyObject *self, PyObject *args) {
                       (int)(tlen[vcol] > 40 ? 40 : tlen[vcol]), tok[vcol]);
             goto out;
         }
-        int32_t q = intern(&qids, tok[0] - data, (int32_t)tlen[0]);
+        /* rows of one query are usually consecutive: reuse the previous row's query index */
+        int32_t q;
+        if (n > 0 && (size_t)qids.len[last_q] == tlen[0] && memcmp(data + qids.off[last_q], tok[0], tlen[0]) == 0)
+            q = last_q;
+        else
+            q = last_q = intern(&qids, tok[0] - data, (int32_t)tlen[0]);
         if (q < 0) {
             PyErr_NoMemory();
             goto out;
