@@ -171,3 +171,16 @@ def test_lexical_metrics_on_squad_are_valid(squad: list[dict[str, Any]]) -> None
         assert got["hallucination_rate"].value == 0.0
         for r in got.values():
             assert r.value is None or 0.0 <= r.value <= 1.0
+
+
+def test_the_one_documented_difference_from_v11(squad: list[dict[str, Any]]) -> None:
+    """Three dev golds are "." (empty after normalisation): an empty answer there is EM 1 both ways, F1 1
+    with us (SQuAD v2.0 rule, F1 >= EM) and F1 0 with the v1.1 script."""
+    golds = {qid: g for qid, _, _, g in _qas(squad)}
+    for qid in ("5725bad5271a42140099d0c1", "5730b7ce069b5314008322c4", "57340d124776f419006617bf"):
+        assert "." in golds[qid]
+        for pred in (".", ""):
+            assert exact_match(pred, golds[qid]).value == 1.0
+            assert metric_max_over_ground_truths(exact_match_score, pred, golds[qid]) is True
+            assert token_f1(pred, golds[qid]).value == 1.0
+            assert metric_max_over_ground_truths(f1_score, pred, golds[qid]) == 0
