@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "datasets": "ragmeter.datasets.cli:datasets",
     "report": "ragmeter.report.cli:report_command",
     "experiment": "ragmeter.experiments.cli:experiment_command",
+    "generate": "ragmeter.datasets.generate_cli:generate_command",
 }
 
 

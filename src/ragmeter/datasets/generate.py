@@ -201,9 +201,8 @@ async def agenerate_test_cases(
 
     replies = await asyncio.gather(*(ask(c) for c in picked))
     seen = {normalise_question(q.question) for q in store.test_cases(collection)}
-    generator = (
-        llm.spec_public() if hasattr(llm, "spec_public") else {"model": str(getattr(llm, "model", "?"))}
-    )
+    public = getattr(llm, "spec_public", None)  # a property on ragmeter.llm clients
+    generator = dict(public) if isinstance(public, dict) else {"model": str(getattr(llm, "model", "?"))}
     for chunk, text, error in replies:  # in sample order, so duplicates resolve the same way every time
         if error is not None or text is None:
             report.failed.append((chunk.doc_id, error or "no reply"))
