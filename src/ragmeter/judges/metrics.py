@@ -293,7 +293,8 @@ def split_cited_sentences(answer: str) -> list[tuple[str, list[int]]]:
 
     Markers that open a sentence ("... Paris. [1] It ...") belong to the sentence before.
     """
-    parts = re.split(r"(?<=[.!?])\s+", answer.strip())
+    # A sentence ends at . ! ? before a space, or at a marker after its full stop ("people.[2] It").
+    parts = re.split(r"(?<=[.!?])\s+|(?<=\])\s+(?=[A-Z\"'])", answer.strip())
     sentences: list[str] = []
     for part in parts:
         m = _LEADING.match(part)

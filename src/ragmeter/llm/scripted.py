@@ -201,3 +201,24 @@ class ScriptedServer:
             "usage": {"input_tokens": step.prompt_tokens, "output_tokens": step.completion_tokens},
         }
         return self._web.json_response(payload, headers=step.headers)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve one fixed reply with a fixed latency until killed; prints the base URL (for benchmarks)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m ragmeter.llm.scripted")
+    ap.add_argument("--text", required=True)
+    ap.add_argument("--latency", type=float, default=0.0)
+    args = ap.parse_args(argv)
+
+    async def serve() -> None:
+        async with ScriptedServer(lambda req: Step(text=args.text), latency=args.latency) as srv:
+            print(srv.url, flush=True)
+            await asyncio.Event().wait()
+
+    asyncio.run(serve())
+
+
+if __name__ == "__main__":
+    main()
