@@ -18,6 +18,7 @@ from ragmeter.errors import RagmeterError
 # name -> "module:attribute" of a click command or group. One line per command.
 COMMANDS: dict[str, str] = {
     "eval": "ragmeter.ir.cli:eval_command",
+    "judge-server": "ragmeter.llm.cli:judge_server",
     "datasets": "ragmeter.datasets.cli:datasets",
     "report": "ragmeter.report.cli:report_command",
     "experiment": "ragmeter.experiments.cli:experiment_command",
