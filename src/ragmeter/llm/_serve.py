@@ -32,7 +32,11 @@ def main(argv: list[str] | None = None) -> int:
     params.cpuparams_batch.n_threads = args.threads
     params.use_jinja = True
     params.verbosity = 1  # errors only
-    server = xllamacpp.Server(params)
+    try:
+        server = xllamacpp.Server(params)
+    except Exception as exc:
+        print(f"ragmeter: could not start the server: {exc}", file=sys.stderr, flush=True)
+        return 1
     print(f"READY http://127.0.0.1:{args.port}/v1", flush=True)
     # Block until the parent closes the pipe (aclose, exit, or death).
     while sys.stdin.buffer.read(65536):

@@ -324,6 +324,9 @@ class LLMClient:
             except LLMError:
                 self._counters.failed_calls += 1
                 raise
+            except RagmeterError as exc:  # e.g. a missing extra: a clear reason, not a traceback
+                self._counters.failed_calls += 1
+                raise LLMError(str(exc)) from None
             if attempts > self.max_retries:
                 self._counters.failed_calls += 1
                 log.debug("llm call failed metric=%s query=%s: %s", metric, query_id, reason)

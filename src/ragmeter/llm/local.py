@@ -173,6 +173,8 @@ class LocalServer:
 
     def stop(self) -> None:
         _stop(self.process)
+        if self.process.returncode == 0:
+            self.log_path.unlink(missing_ok=True)  # keep only the logs of servers that failed
 
     @property
     def alive(self) -> bool:
@@ -224,8 +226,10 @@ def start_server(
     while True:
         if proc.poll() is not None:
             _LIVE.discard(proc)
-            tail = log_path.read_text(errors="replace")[-800:].strip()
-            raise LocalModelError(f"the local judge server exited with code {proc.returncode}: {tail}")
+            raise LocalModelError(
+                f"the local judge server exited with code {proc.returncode}: {_log_errors(log_path)} "
+                f"(log: {log_path})"
+            )
         try:
             with urllib.request.urlopen(f"{url}/models", timeout=2) as r:
                 if r.status == 200:
@@ -236,6 +240,14 @@ def start_server(
             _stop(proc)
             raise LocalModelError(f"the local judge server did not answer within {startup_timeout:g} s")
         time.sleep(0.25)
+
+
+def _log_errors(log_path: Path) -> str:
+    """The error lines of llama.cpp's log (' E ' lines) and ours, last three, on one line."""
+    lines = log_path.read_text(errors="replace").splitlines()
+    errors = [ln.strip() for ln in lines if " E " in ln[:40] or ln.startswith("ragmeter:")]
+    picked = errors[-3:] if errors else [ln.strip() for ln in lines[-2:]]
+    return "; ".join(" ".join(ln.split()) for ln in picked)
 
 
 class LocalClient(OpenAIClient):
