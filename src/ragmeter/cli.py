@@ -19,6 +19,11 @@ from ragmeter.errors import RagmeterError
 COMMANDS: dict[str, str] = {
     "eval": "ragmeter.ir.cli:eval_command",
     "judge-server": "ragmeter.llm.cli:judge_server",
+    "run": "ragmeter.commands.run:run_command",
+    "runs": "ragmeter.commands.runs:runs",
+    "ingest": "ragmeter.commands.ingest:ingest_command",
+    "testcases": "ragmeter.commands.ingest:testcases",
+    "demo": "ragmeter.commands.demo:demo_command",
     "datasets": "ragmeter.datasets.cli:datasets",
     "report": "ragmeter.report.cli:report_command",
     "experiment": "ragmeter.experiments.cli:experiment_command",

@@ -12,12 +12,11 @@ import asyncio
 import contextlib
 import csv
 import hashlib
-import inspect
+import json
 import math
 import random
 import statistics
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,6 +38,7 @@ from ragmeter.models import (
 
 if TYPE_CHECKING:
     from ragmeter.store import Store
+    from ragmeter.systems import Retrieved
 
 # How many of the top retrieved texts a generator gets (config.extra["context_k"] overrides).
 CONTEXT_K = 5
@@ -115,80 +115,28 @@ def _read_config_file(path: Path) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------ systems
 
 
-@dataclass(frozen=True)
-class _Hit:
-    doc_id: str
-    score: float
-    text: str
-
-
-def _as_hits(raw: Any) -> list[_Hit]:
-    """A system's answer to a retrieval call: Retrieved tuples, (doc_id, score[, text]) or dicts."""
-    hits: list[_Hit] = []
-    for item in raw or []:
-        if isinstance(item, dict):
-            doc_id, score, text = item.get("doc_id", item.get("id")), item.get("score"), item.get("text", "")
-        elif isinstance(item, Sequence) and not isinstance(item, str) and 2 <= len(item) <= 3:
-            doc_id, score, text = item[0], item[1], (item[2] if len(item) == 3 else "")
-        else:
-            doc_id = getattr(item, "doc_id", None)
-            score, text = getattr(item, "score", None), getattr(item, "text", "")
-        if doc_id is None or score is None:
-            raise ValueError(f"a retrieved item needs a doc id and a score, got {item!r}")
-        hits.append(_Hit(str(doc_id), float(score), str(text or "")))
-    return hits
-
-
-async def _maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
-
-
 class _SystemAdapter:
-    """One way to call any system: a ragmeter System, or a plain Python callable / object.
-
-    A callable is `fn(question, k) -> [(doc_id, score, text), ...]` (sync or async). An object may
-    offer `retrieve`/`aretrieve(question, k)` and `answer`/`aanswer(question, contexts)`.
-    """
+    """Any system through ragmeter.systems' protocol: a System (sync or async `retrieve`, optional
+    `answer`), or a plain callable `fn(question, k)` wrapped as a CallableSystem."""
 
     def __init__(self, system: Any) -> None:
+        from ragmeter.systems import CallableSystem
+
+        if not hasattr(system, "retrieve"):
+            if not callable(system):
+                raise InputError(f"not a system: {system!r} has no retrieve() and is not callable")
+            system = CallableSystem(system, name=getattr(system, "__name__", "callable"))
         self.system = system
-        self._systems_module: Any = None
-        if _is_system(system):
-            import ragmeter.systems as systems_module
 
-            self._systems_module = systems_module
+    async def retrieve(self, question: str, k: int) -> list[Retrieved]:
+        from ragmeter.systems import aretrieve
 
-    async def retrieve(self, question: str, k: int) -> list[_Hit]:
-        if self._systems_module is not None:
-            return _as_hits(await self._systems_module.aretrieve(self.system, question, k))
-        s = self.system
-        for name in ("aretrieve", "retrieve", "search"):
-            method = getattr(s, name, None)
-            if method is not None and not isinstance(s, type):
-                return _as_hits(await _maybe_await(method(question, k)))
-        if callable(s):
-            return _as_hits(await _maybe_await(s(question, k)))
-        raise InputError(f"cannot call the system {s!r}: give a callable fn(question, k) or a System")
+        return await aretrieve(self.system, question, k)
 
-    async def answer(self, question: str, contexts: list[str]) -> str | None:
-        if self._systems_module is not None:
-            out = await self._systems_module.aanswer(self.system, question, contexts)
-            return None if out is None else str(out)
-        for name in ("aanswer", "answer", "generate"):
-            method = getattr(self.system, name, None)
-            if method is not None:
-                out = await _maybe_await(method(question, contexts))
-                return None if out is None else str(out)
-        return None
+    async def answer(self, question: str, contexts: list[Retrieved]) -> str | None:
+        from ragmeter.systems import aanswer
 
-
-def _is_system(obj: Any) -> bool:
-    try:
-        from ragmeter import systems
-    except ImportError:
-        return False
-    base = getattr(systems, "System", None)
-    return isinstance(base, type) and isinstance(obj, base)
+        return await aanswer(self.system, question, contexts)
 
 
 # ------------------------------------------------------------------------------------------ the run
@@ -305,6 +253,7 @@ class _Runner:
         self.results: dict[str, QueryEvalResult] = {}
         self.n_failed = 0
         self._owned_llms: list[Any] = []
+        self.judge: Any = None
 
     # -- setup
 
@@ -365,10 +314,11 @@ class _Runner:
                     system_in if not opts.resume or system_in else None, config, dataset
                 )
                 judge = self._judge_client(config)
+                self.judge = judge
                 await self._evaluate_all(pending, len(queries), system, judge, config)
             result = await self._finish(queries, dataset, config, ds_hash, started)
         except (KeyboardInterrupt, asyncio.CancelledError):
-            self._mark_failed("interrupted (Ctrl-C)")
+            self._mark_failed("interrupted (Ctrl-C / cancelled)")
             raise
         except BaseException as exc:
             self._mark_failed(f"{type(exc).__name__}: {exc}")
@@ -486,6 +436,22 @@ class _Runner:
         per_query = [self.results[q.query_id] for q in queries if q.query_id in self.results]
         notes: list[str] = []
         n_without_rel = add_retrieval_metrics(per_query, queries, config, notes)
+        summary: dict[str, Any] = {}
+        grades = add_total_scores(per_query)
+        if grades:
+            summary["retrieval_grades"] = grades
+            rates = ", ".join(
+                f"{k} {v:.1f}%" for k, v in grades.items() if k.startswith("pass") and v is not None
+            )
+            notes.append(f"retrieval grade pass rates over all {len(per_query)} queries: {rates}")
+        versions = package_versions()
+        if config.use_llm_judge:
+            versions.update(_judge_versions(config, self.judge))
+            usage = getattr(self.judge, "usage", None)
+            if usage is not None:
+                summary["judge_usage"] = (
+                    usage.model_dump(mode="json") if hasattr(usage, "model_dump") else str(usage)
+                )
         if config.evaluate_generation:
             await asyncio.to_thread(add_semantic_metrics, per_query, queries, config, notes)
         aggregate = aggregate_metrics(per_query)
@@ -498,7 +464,7 @@ class _Runner:
             status="completed",
             config=config,
             dataset_hash=ds_hash,
-            versions=package_versions(),
+            versions=versions,
             started_at=started,
             completed_at=datetime.now(UTC),
             aggregate=aggregate,
@@ -516,7 +482,8 @@ class _Runner:
                 aggregate=aggregate,
                 n_queries=len(per_query),
                 n_failed=n_failed,
-                summary={"n_queries_without_relevant": n_without_rel, "notes": notes},
+                summary={"n_queries_without_relevant": n_without_rel, "notes": notes, **summary},
+                versions=versions,
             )
         if config.output:
             write_json(result, config.output)
@@ -528,17 +495,19 @@ class _Runner:
 
 
 def _judge_names(config: EvalConfig) -> list[str]:
-    from ragmeter import judges
+    """The judges of a run: those named in config.metrics, else every judge (retrieval_grade only
+    when answers are not generated)."""
+    from ragmeter.judges import JUDGES, check_judge_names
 
-    known = list(getattr(judges, "JUDGES", None) or getattr(judges, "DEFAULT_JUDGES", None) or [])
-    default = list(getattr(judges, "DEFAULT_JUDGES", None) or known)
     if config.metrics:
-        chosen = [m for m in config.metrics if m in known]
-        return chosen or default
-    return default
+        chosen = [m for m in config.metrics if m in JUDGES]
+        if chosen:
+            check_judge_names(chosen)
+            return chosen
+    return list(JUDGES) if config.evaluate_generation else ["retrieval_grade"]
 
 
-def _relevant_rank(query: EvalQuery, hits: list[_Hit]) -> int | None:
+def _relevant_rank(query: EvalQuery, hits: list[Retrieved]) -> int | None:
     relevant = {d for d, g in query.judgments().items() if g >= 1}
     for rank, hit in enumerate(hits, start=1):
         if hit.doc_id in relevant:
@@ -580,12 +549,13 @@ async def _evaluate_query(
     ]
 
     context_k = int(config.extra.get("context_k", CONTEXT_K))
-    contexts = [h.text for h in hits[:context_k]]
+    context_hits = list(hits[:context_k])
+    contexts = [h.text for h in context_hits]
     answer: str | None = None
     if config.evaluate_generation:
         try:
             t = time.perf_counter()
-            answer = await system.answer(query.question, contexts)
+            answer = await system.answer(query.question, context_hits)
             latency["generate"] = (time.perf_counter() - t) * 1000
         except Exception as exc:
             return failed(_err("generate", exc))
@@ -624,6 +594,37 @@ async def _evaluate_query(
 
 
 # ------------------------------------------------------------------------------------------ run-level metrics
+
+
+def _judge_versions(config: EvalConfig, judge: Any) -> dict[str, str]:
+    from ragmeter.judges import prompt_versions
+
+    out = {f"prompt.{name}": version for name, version in prompt_versions(_judge_names(config)).items()}
+    public = getattr(judge, "spec_public", None)
+    if public is not None:
+        out["judge"] = json.dumps(public, sort_keys=True, default=str)
+    return out
+
+
+def add_total_scores(per_query: list[QueryEvalResult]) -> dict[str, float | None]:
+    """Per query `total_score` (retrieval grade x position weight) from the retrieval_grade judge, and
+    the run's grade summary (averages, pass rates over all queries; a null grade does not pass)."""
+    from ragmeter.models import MetricResult as MR
+
+    graded = [r for r in per_query if r.status == "ok" and "retrieval_grade" in r.metrics]
+    if not graded:
+        return {}
+    from ragmeter.judges import summarize_retrieval_grades
+
+    for r in graded:
+        grade = r.metrics["retrieval_grade"]
+        total = grade.details.get("total_score") if grade.value is not None else None
+        r.metrics["total_score"] = MR(
+            name="total_score",
+            value=None if total is None else float(total),
+            error=None if total is not None else (grade.error or "no retrieval grade"),
+        )
+    return summarize_retrieval_grades([r.metrics["retrieval_grade"] for r in graded])
 
 
 def retrieval_measures(config: EvalConfig) -> list[str]:

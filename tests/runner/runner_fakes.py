@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ragmeter.models import Document, EvalDataset, EvalQuery
 
@@ -47,12 +48,14 @@ def _tokens(text: str) -> set[str]:
 class KeywordSystem:
     """Scores documents by word overlap; answers with the first word of the best context."""
 
+    name = "keyword"
+
     def __init__(self, dataset: EvalDataset, fail_on: set[str] | None = None) -> None:
         self.corpus = dataset.corpus or []
         self.fail_on = fail_on or set()
         self.calls: list[str] = []
 
-    async def aretrieve(self, question: str, k: int) -> list[tuple[str, float, str]]:
+    async def retrieve(self, question: str, k: int) -> list[tuple[str, float, str]]:
         self.calls.append(question)
         if any(word in question for word in self.fail_on):
             raise ConnectionError("backend unreachable")
@@ -61,5 +64,14 @@ class KeywordSystem:
         scored.sort(key=lambda t: (-t[1], t[0]))
         return scored[:k]
 
-    async def aanswer(self, question: str, contexts: list[str]) -> str | None:
-        return contexts[0].split(" ", 1)[0] if contexts else None
+    async def answer(self, question: str, contexts: list[Any]) -> str | None:
+        return contexts[0].text.split(" ", 1)[0] if contexts else None
+
+
+def keyword_retrieve(question: str, k: int) -> list[tuple[str, float, str]]:
+    """A plain function system (`--system runner_fakes:keyword_retrieve`) over make_dataset()'s corpus."""
+    corpus = make_dataset().corpus or []
+    q = _tokens(question)
+    scored = [(d.doc_id, float(len(q & _tokens(d.text))), d.text) for d in corpus]
+    scored.sort(key=lambda t: (-t[1], t[0]))
+    return scored[:k]

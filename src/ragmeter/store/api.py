@@ -251,6 +251,7 @@ class Store:
         n_failed: int | None = None,
         summary: dict[str, Any] | None = None,
         error: str | None = None,
+        versions: dict[str, str] | None = None,
     ) -> None:
         from ragmeter.store.schema import RunRow
 
@@ -270,6 +271,8 @@ class Store:
                 row.n_failed = n_failed
             if summary is not None:
                 row.summary = summary
+            if versions is not None:
+                row.versions = dict(versions)
 
     def fail_run(self, run_id: str, error: str) -> None:
         self.finish_run(run_id, status="failed", error=error)

