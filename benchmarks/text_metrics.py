@@ -9,8 +9,10 @@ the reference answers; question: the question; contexts: [the paragraph]. Three 
    metric_max_over_ground_truths, re-implemented verbatim below) for the same EM + F1.
 
 Prints the times, the throughput ratio of (2) against (3) and checks that both give the same numbers.
+With --semantic N it also times sbert_similarity_batch (one encode call for the run) against one encode
+call per answer on the first N questions (needs the semantic extra).
 
-    .venv/bin/python benchmarks/text_metrics.py [--repeat 3]
+    .venv/bin/python benchmarks/text_metrics.py [--repeat 3] [--semantic 200]
 """
 
 from __future__ import annotations
