@@ -148,6 +148,7 @@ def test_edge_cases_empty_and_degenerate() -> None:
     for fn in (exact_match, token_f1, rouge_l):
         r = fn("Paris", [])
         assert r.value is None and r.error == "no gold answer"
+        assert fn("Paris", None).error == "no gold answer"
         r = fn(None, ["Paris"])
         assert r.value is None and r.error == "no answer to score"
     # empty answer against a real gold: wrong, 0

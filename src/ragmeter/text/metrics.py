@@ -38,7 +38,7 @@ METRIC_VERSION = "1"
 _NO_ANSWER = "no answer to score"
 _NO_GOLD = "no gold answer"
 
-Golds = str | Sequence[str]
+Golds = str | Sequence[str] | None
 
 
 def _ok(name: str, value: float, details: Mapping[str, object] | None = None) -> MetricResult:
@@ -52,6 +52,8 @@ def _undefined(name: str, why: str) -> MetricResult:
 
 
 def _gold_list(golds: Golds) -> list[str]:
+    if golds is None:
+        return []
     return [golds] if isinstance(golds, str) else list(golds)
 
 
