@@ -90,21 +90,25 @@ def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
     return _lcs_with_masks(_bitmasks(a), len(a), b)
 
 
-def _f1_tokens(
-    pred: list[str], pred_counts: Counter[str], gold: list[str], gold_counts: Counter[str]
-) -> tuple[float, float, float]:
+def _common_count(pred_counts: Counter[str], gold: list[str]) -> int:
+    """Size of the multiset intersection of the two token bags."""
+    gold_set = set(gold)
+    if len(gold_set) == len(gold):  # usual for answers: no repeated token, no Counter needed
+        return sum(1 for tok in gold if tok in pred_counts)
+    num_same = 0
+    for tok, c in Counter(gold).items():
+        other = pred_counts.get(tok)
+        if other:
+            num_same += other if other < c else c
+    return num_same
+
+
+def _f1_tokens(pred: list[str], pred_counts: Counter[str], gold: list[str]) -> tuple[float, float, float]:
     """(F1, precision, recall) of two token bags, computed exactly as SQuAD v1.1's f1_score."""
     if not pred or not gold:
         v = 1.0 if not pred and not gold else 0.0
         return v, v, v
-    num_same = 0
-    small, large = gold_counts, pred_counts
-    if len(small) > len(large):
-        small, large = large, small
-    for tok, c in small.items():
-        other = large.get(tok)
-        if other:
-            num_same += other if other < c else c
+    num_same = _common_count(pred_counts, gold)
     if num_same == 0:
         return 0.0, 0.0, 0.0
     precision = 1.0 * num_same / len(pred)
@@ -123,7 +127,7 @@ def _f1_result(pred: list[str], pred_counts: Counter[str], golds: list[list[str]
     best = (-1.0, 0.0, 0.0)
     best_i = 0
     for i, gold in enumerate(golds):
-        score = _f1_tokens(pred, pred_counts, gold, Counter(gold))
+        score = _f1_tokens(pred, pred_counts, gold)
         if score[0] > best[0]:
             best, best_i = score, i
     f1, p, r = best
@@ -134,14 +138,20 @@ def _rouge_result(pred: list[str], golds: list[list[str]]) -> MetricResult:
     best = (-1.0, 0.0, 0.0, 0)
     best_i = 0
     m = len(pred)
-    masks = _bitmasks(pred) if m else {}  # built once, shared by all golds
+    # Bitmasks of the prediction, built once for all golds and only for tokens some gold has
+    # (often none: then every LCS is 0 without a loop).
+    gold_vocab = {tok for gold in golds for tok in gold}
+    masks: dict[str, int] = {}
+    for pos, tok in enumerate(pred):
+        if tok in gold_vocab:
+            masks[tok] = masks.get(tok, 0) | (1 << pos)
     for i, gold in enumerate(golds):
         n = len(gold)
         if m == 0 or n == 0:
             v = 1.0 if m == n else 0.0
             score = (v, v, v, 0)
         else:
-            lcs = _lcs_with_masks(masks, m, gold)
+            lcs = _lcs_with_masks(masks, m, gold) if masks else 0
             score = (2.0 * lcs / (m + n), lcs / m, lcs / n, lcs)
         if score[0] > best[0]:
             best, best_i = score, i
@@ -152,7 +162,7 @@ def _rouge_result(pred: list[str], golds: list[list[str]]) -> MetricResult:
 def _relevance_result(pred: list[str], pred_counts: Counter[str], question: list[str]) -> MetricResult:
     if not question:
         return _undefined("answer_relevance", "question has no tokens after normalisation")
-    f1, p, r = _f1_tokens(pred, pred_counts, question, Counter(question))
+    f1, p, r = _f1_tokens(pred, pred_counts, question)
     return _ok("answer_relevance", f1, {"precision": p, "recall": r})
 
 
