@@ -196,6 +196,22 @@ def test_lcs_bit_parallel_equals_dynamic_programming(a: list[str], b: list[str])
     assert lcs_length(a, b) == _lcs_dp(a, b) == lcs_length(b, a)
 
 
+_words = st.lists(st.sampled_from(["x", "y", "z", "w", "the", "x."]), max_size=25).map(" ".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_words, st.lists(_words, min_size=1, max_size=4))
+def test_rouge_l_is_max_over_golds_of_2lcs_over_lengths(pred: str, golds: list[str]) -> None:
+    p = tokenize(pred)
+    expected = []
+    for gold in golds:
+        g = tokenize(gold)
+        expected.append(1.0 if not p and not g else 2 * _lcs_dp(p, g) / (len(p) + len(g)) if p and g else 0.0)
+    r = rouge_l(pred, golds)
+    assert r.value == pytest.approx(max(expected), abs=1e-12)
+    assert r.details["best_gold"] == expected.index(max(expected))
+
+
 def test_rouge_l_definition() -> None:
     # pred tokens: police killed gunman ; gold: police kill gunman -> LCS 2, 2*2/(3+3)
     r = rouge_l("the police killed the gunman", "the police kill the gunman")
