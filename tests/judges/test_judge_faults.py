@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from ragmeter.judges import JUDGES, PROMPTS, run_judges
+from ragmeter.judges.prompts import FACTUALITY_VERIFY
 from ragmeter.llm import from_spec
 from ragmeter.llm.base import LLMClient
 from ragmeter.llm.scripted import ScriptedRequest, Step
@@ -26,39 +27,37 @@ CONTEXTS = [
 ]
 GROUND_TRUTH = "Paris; about 2.1 million people live in the city proper."
 
+# The claims the scripted model extracts, with the verdict it gives each (two ways of saying it).
+CLAIMS = [
+    ("Paris is the capital of France.", "SUPPORTED"),
+    ("Paris has about 2.1 million residents.", "supported"),
+    ("Paris is a lovely city.", "NOT SUPPORTED"),
+]
+
 NUMERIC = {"groundedness", "relevance", "answer_correctness", "coherence", "completeness", "retrieval_grade"}
 STRUCTURED = {"factuality", "citation_accuracy"}
 
 
 def judge_of(req: ScriptedRequest) -> str:
+    if req.system.startswith(FACTUALITY_VERIFY.system):
+        return "factuality_verify"
     for name, prompt in PROMPTS.items():
         if req.system.startswith(prompt.system):
             return name
     raise AssertionError(f"unknown prompt: {req.system[:80]}")
 
 
-def good_payload(name: str) -> dict[str, Any]:
+def good_payload(name: str, req: ScriptedRequest | None = None) -> dict[str, Any]:
     if name == "retrieval_grade":
         return {
             "reasoning": "Chunk 1 states that Paris is the capital; chunk 2 gives the population.",
             "grade": 9,
         }
     if name == "factuality":
-        return {
-            "claims": [
-                {
-                    "claim": "Paris is the capital of France.",
-                    "evidence": "Paris is the capital",
-                    "verdict": "SUPPORTED",
-                },
-                {
-                    "claim": "Paris has about 2.1 million residents.",
-                    "evidence": "2,102,650",
-                    "verdict": "supported",
-                },
-                {"claim": "Paris is a lovely city.", "evidence": "", "verdict": "NOT_SUPPORTED"},
-            ]
-        }
+        return {"claims": [claim for claim, _ in CLAIMS]}
+    if name == "factuality_verify":
+        claim = req.user.split("Claim: ", 1)[1].split("\n", 1)[0] if req else ""
+        return {"reasoning": "compared with source 1 and 2", "verdict": dict(CLAIMS)[claim]}
     if name == "citation_accuracy":
         return {
             "citations": [
@@ -88,13 +87,15 @@ CLAMPED = {"retrieval_grade": 10.0, **{n: 1.0 for n in NUMERIC - {"retrieval_gra
 FROM_PROSE = {"retrieval_grade": 7.0, **{n: 0.7 for n in NUMERIC - {"retrieval_grade"}}}
 
 
-def with_number(name: str, value: object) -> dict[str, Any]:
+def with_number(name: str, value: object, req: ScriptedRequest) -> dict[str, Any]:
     """The good payload with its number replaced (for structured judges: an out-of-schema field)."""
-    payload = good_payload(name)
+    payload = good_payload(name, req)
     if name == "retrieval_grade":
         payload["grade"] = value
     elif name == "factuality":
-        payload["claims"][0]["verdict"] = f"MAYBE {value}"
+        payload["claims"][0] = {"text": value}  # not a string: out of schema
+    elif name == "factuality_verify":
+        payload["verdict"] = f"MAYBE {value}"
     elif name == "citation_accuracy":
         payload["citations"][0]["supported"] = f"perhaps {value}"
     else:
@@ -102,8 +103,8 @@ def with_number(name: str, value: object) -> dict[str, Any]:
     return payload
 
 
-def fault_step(fault: str, name: str) -> Step:
-    good = json.dumps(good_payload(name))
+def fault_step(fault: str, name: str, req: ScriptedRequest) -> Step:
+    good = json.dumps(good_payload(name, req))
     if fault == "rate_limit":
         return Step(status=429, headers={"Retry-After": "1"})
     if fault == "server_error":
@@ -117,9 +118,9 @@ def fault_step(fault: str, name: str) -> Step:
     if fault == "prose":
         return Step(text="After reading everything carefully, I would give it a 7.")
     if fault == "grade_12":
-        return Step(text=json.dumps(with_number(name, 12)))
+        return Step(text=json.dumps(with_number(name, 12, req)))
     if fault == "grade_ten":
-        return Step(text=json.dumps(with_number(name, "ten")))
+        return Step(text=json.dumps(with_number(name, "ten", req)))
     if fault == "empty":
         return Step(text="")
     raise AssertionError(fault)
@@ -143,8 +144,8 @@ def responder(fault: str, always: bool) -> Callable[[ScriptedRequest], Step]:
         name = judge_of(req)
         first_try = req.seen == 0 and not req.is_reask
         if always or first_try:
-            return fault_step(fault, name)
-        return Step(text=json.dumps(good_payload(name)))
+            return fault_step(fault, name, req)
+        return Step(text=json.dumps(good_payload(name, req)))
 
     return respond
 
@@ -236,8 +237,8 @@ async def test_a_mixed_batch_finishes(scripted) -> None:  # type: ignore[no-unty
         name = judge_of(req)
         roll = rng.random()
         if roll < 0.5:
-            return fault_step(rng.choice(FAULTS), name)
-        return Step(text=json.dumps(good_payload(name)))
+            return fault_step(rng.choice(FAULTS), name, req)
+        return Step(text=json.dumps(good_payload(name, req)))
 
     srv = await scripted(respond)
     llm = from_spec(f"openai-compatible:scripted@{srv.url}", timeout=0.5, max_retries=1, concurrency=4)

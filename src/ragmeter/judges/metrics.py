@@ -3,6 +3,7 @@ completeness, citation_accuracy. Each returns a MetricResult and never raises.""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -10,9 +11,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from ragmeter.judges import prompts as P
-from ragmeter.judges.core import Reply, ask, guarded, numbered, usage_details
+from ragmeter.judges.core import JudgeFailure, Reply, ask, guarded, numbered, usage_details
 from ragmeter.judges.parsing import ParseFailure, extract_json, read_score
-from ragmeter.llm.base import LLMClient
+from ragmeter.llm.base import LLMClient, LLMError
 from ragmeter.models import MetricResult
 
 Verdict = Literal["SUPPORTED", "NOT_SUPPORTED", "CONTRADICTED"]
@@ -209,38 +210,48 @@ async def completeness(
 # --- factuality ------------------------------------------------------------------------------
 
 
-class _Claim(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+MAX_CLAIMS = 12
 
-    claim: str
-    evidence: str = ""
-    verdict: Verdict
 
-    @field_validator("verdict", mode="before")
-    @classmethod
-    def _normalise(cls, v: Any) -> Any:
-        if isinstance(v, str):
-            key = re.sub(r"[\s\-]+", "_", v.strip().upper())
-            return _VERDICT_ALIASES.get(key, key)
-        return v
-
-    @field_validator("evidence", mode="before")
-    @classmethod
-    def _evidence(cls, v: Any) -> Any:
-        return "" if v is None else v
+def _normalise_verdict(v: Any) -> Any:
+    if isinstance(v, str):
+        key = re.sub(r"[\s\-]+", "_", v.strip().upper())
+        return _VERDICT_ALIASES.get(key, key)
+    return v
 
 
 class _Claims(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    claims: list[_Claim]
+    claims: list[str]
 
 
-def _claims_parser(text: str) -> tuple[_Claims, list[str]]:
+class _Verdict(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    reasoning: str = ""
+    verdict: Verdict
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _normalise(cls, v: Any) -> Any:
+        return _normalise_verdict(v)
+
+
+def _claims_parser(text: str) -> tuple[list[str], list[str]]:
     parsed: _Claims = _validated(_Claims, text)
-    if not parsed.claims:
+    claims = [c.strip() for c in parsed.claims if c.strip()]
+    if not claims:
         raise ParseFailure("no claims were extracted from a non-empty answer")
-    return parsed, []
+    flags = []
+    if len(claims) > MAX_CLAIMS:
+        flags.append(f"{len(claims)} claims extracted; the first {MAX_CLAIMS} were checked")
+        claims = claims[:MAX_CLAIMS]
+    return claims, flags
+
+
+def _verdict_parser(text: str) -> tuple[_Verdict, list[str]]:
+    return _validated(_Verdict, text), []
 
 
 async def factuality(
@@ -252,30 +263,70 @@ async def factuality(
     ground_truth: str | None = None,
     query_id: str | None = None,
 ) -> MetricResult:
-    """supported claims / claims, each claim checked against the contexts (and the ground truth)."""
+    """supported claims / claims: one call extracts the answer's claims, then one call per claim
+    checks it against the contexts (and the ground truth, when given). Details list each claim
+    with its verdict and the model's comparison. If any claim cannot be checked, the value is null."""
     prompt = P.FACTUALITY
+    verify = P.FACTUALITY_VERIFY
 
     async def body() -> MetricResult:
         if not answer or not answer.strip():
             return _empty_answer(prompt.name, prompt)
         flags: list[str] = []
         sources = numbered(contexts, flags)
-        reference = f"\nReference answer (also a source):\n{ground_truth}\n" if ground_truth else ""
-        values = {"question": question, "answer": answer, "contexts": sources, "reference": reference}
-        reply = await ask(llm, prompt, values, _claims_parser, query_id=query_id)
-        claims: list[_Claim] = reply.value.claims
+        if ground_truth:
+            sources += f"\n[reference answer] {ground_truth}"
+        extracted = await ask(
+            llm, prompt, {"question": question, "answer": answer}, _claims_parser, query_id=query_id
+        )
+        claims: list[str] = extracted.value
+        checks = await asyncio.gather(
+            *(
+                ask(llm, verify, {"contexts": sources, "claim": c}, _verdict_parser, query_id=query_id)
+                for c in claims
+            ),
+            return_exceptions=True,
+        )
+        replies = [extracted]
+        rows: list[dict[str, Any]] = []
+        failures: list[str] = []
+        for i, (claim, check) in enumerate(zip(claims, checks, strict=True), 1):
+            if isinstance(check, JudgeFailure):
+                failures.append(f"claim {i}: {check.args[0]}")
+                rows.append({"claim": claim, "verdict": None, "reasoning": ""})
+            elif isinstance(check, LLMError):
+                failures.append(f"claim {i}: LLM call failed: {check.reason}")
+                rows.append({"claim": claim, "verdict": None, "reasoning": ""})
+            elif isinstance(check, BaseException):
+                raise check
+            else:
+                replies.append(check)
+                flags.extend(f"claim {i}: {f}" for f in check.flags)
+                rows.append(
+                    {"claim": claim, "verdict": check.value.verdict, "reasoning": check.value.reasoning}
+                )
         counts = {
-            v: sum(c.verdict == v for c in claims) for v in ("SUPPORTED", "NOT_SUPPORTED", "CONTRADICTED")
+            v: sum(r["verdict"] == v for r in rows) for v in ("SUPPORTED", "NOT_SUPPORTED", "CONTRADICTED")
         }
         details: dict[str, Any] = {
-            "claims": [c.model_dump() for c in claims],
+            "claims": rows,
             "n_claims": len(claims),
             "n_supported": counts["SUPPORTED"],
             "n_not_supported": counts["NOT_SUPPORTED"],
             "n_contradicted": counts["CONTRADICTED"],
-            "flags": flags + reply.flags,
-            **usage_details(reply),
+            "flags": flags + extracted.flags,
+            "attempts": sum(r.attempts for r in replies),
+            "cached": all(r.cached for r in replies),
+            "tokens": {
+                "prompt": sum(r.prompt_tokens for r in replies),
+                "completion": sum(r.completion_tokens for r in replies),
+            },
         }
+        if failures:
+            error = f"{len(failures)} of {len(claims)} claims could not be checked: " + "; ".join(failures)
+            return MetricResult(
+                name=prompt.name, value=None, error=error, details=details, version=prompt.version
+            )
         value = counts["SUPPORTED"] / len(claims)
         return MetricResult(name=prompt.name, value=value, details=details, version=prompt.version)
 

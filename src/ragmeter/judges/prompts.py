@@ -18,11 +18,17 @@ class Prompt:
     system: str
     user: str
     max_tokens: int = 768
+    # A second prompt the judge also sends (factuality: extract claims, then verify each one).
+    follow_up: Prompt | None = None
+
+    @property
+    def text(self) -> str:
+        return f"{self.system}\n{self.user}" + (f"\n{self.follow_up.text}" if self.follow_up else "")
 
     @property
     def version(self) -> str:
         """e.g. 'retrieval_grade/v1+3f2a9c01': the number we bump plus a digest of the exact text."""
-        digest = hashlib.sha256(f"{self.system}\n{self.user}".encode()).hexdigest()[:8]
+        digest = hashlib.sha256(self.text.encode()).hexdigest()[:8]
         return f"{self.name}/v{self.number}+{digest}"
 
     def messages(self, **values: str) -> list[dict[str, str]]:
@@ -58,26 +64,41 @@ Reply with JSON only: {{"reasoning": "<one or two sentences>", "grade": <integer
     max_tokens=400,
 )
 
+FACTUALITY_VERIFY = Prompt(
+    "factuality",
+    2,
+    "You check one claim against source texts. You reply in JSON.",
+    """Sources:
+{contexts}
+
+Claim: {claim}
+
+Do the sources say the same as the claim? First compare the claim with what the sources say, detail
+by detail (names, dates, numbers, places), then give a verdict:
+SUPPORTED = the sources say the same
+CONTRADICTED = the sources say something different (another date, number, name or place)
+NOT_SUPPORTED = the sources do not mention it
+Reply with JSON only: {{"reasoning": "<comparison>", "verdict": "SUPPORTED|NOT_SUPPORTED|CONTRADICTED"}}""",
+    max_tokens=400,
+)
+
+# Two steps: one call extracts the claims, then one call per claim checks it. A single call that
+# did both marked "completed in 1925" SUPPORTED against "completed in 1889" with the 1.5B local
+# model; checking claims one at a time, comparison first, got it right.
 FACTUALITY = Prompt(
     "factuality",
-    1,
-    "You check the facts of an answer against source texts. You reply in JSON.",
+    2,
+    "You split answers into factual claims. You reply in JSON.",
     """Question: {question}
 
-Answer to check:
+Answer:
 {answer}
 
-Sources:
-{contexts}
-{reference}
-Split the answer into short, self-contained factual claims. For each claim, quote the evidence from
-the sources (empty if there is none), then give a verdict:
-SUPPORTED = the sources state the claim
-CONTRADICTED = the sources state something that conflicts with the claim
-NOT_SUPPORTED = the sources do not say
-Reply with JSON only:
-{{"claims": [{{"claim": "<claim>", "evidence": "<quote or empty>", "verdict": "SUPPORTED|NOT_SUPPORTED|CONTRADICTED"}}]}}""",
-    max_tokens=1500,
+Split the answer into short, self-contained factual claims: each one sentence that can be checked on
+its own (replace pronouns by what they refer to). Leave out opinions and filler.
+Reply with JSON only: {{"claims": ["<claim>", "<claim>"]}}""",
+    max_tokens=600,
+    follow_up=FACTUALITY_VERIFY,
 )
 
 GROUNDEDNESS = Prompt(
