@@ -147,3 +147,30 @@ def test_config_from_yaml_and_toml_with_overrides(tmp_path: Path) -> None:
     bad.write_text("x = [\n")
     with pytest.raises(InputError, match="not valid"):
         load_config(bad.rename(tmp_path / "bad.toml"))
+
+
+def test_compare_counts_wins_in_the_metric_direction() -> None:
+    from ragmeter.commands.runs import compare_rows
+    from ragmeter.models import EvalRunResult, MetricResult, QueryEvalResult
+
+    def run(values: dict[str, tuple[float, float]]) -> EvalRunResult:
+        per_query = [
+            QueryEvalResult(
+                query_id=qid,
+                metrics={
+                    "ndcg@10": MetricResult(name="ndcg@10", value=nd),
+                    "hallucination_rate": MetricResult(name="hallucination_rate", value=hr),
+                },
+            )
+            for qid, (nd, hr) in values.items()
+        ]
+        return EvalRunResult(per_query=per_query, aggregate=aggregate_metrics(per_query))
+
+    a = run({"q1": (0.5, 0.2), "q2": (0.5, 0.2), "q3": (0.5, 0.2)})
+    b = run({"q1": (0.9, 0.1), "q2": (0.1, 0.1), "q3": (0.5, 0.4)})
+    rows = {r["metric"]: r for r in compare_rows(a, b)}
+    assert (rows["ndcg@10"]["wins"], rows["ndcg@10"]["losses"], rows["ndcg@10"]["ties"]) == (1, 1, 1)
+    # less hallucination is better: q1 and q2 went down (wins), q3 went up (a loss)
+    hr = rows["hallucination_rate"]
+    assert (hr["wins"], hr["losses"], hr["ties"]) == (2, 1, 0)
+    assert hr["delta"] == pytest.approx((0.1 + 0.1 + 0.4) / 3 - 0.2)

@@ -82,8 +82,13 @@ def show_command(run_id: str, fmt: str, db: str | None) -> None:
         print_run(result)
 
 
+# Metrics where a lower value is the better one: a "win" is a decrease.
+LOWER_IS_BETTER = frozenset({"hallucination_rate"})
+
+
 def per_query_wins(a: EvalRunResult, b: EvalRunResult, metric: str) -> tuple[int, int, int]:
     """Queries where B beats / loses to / ties A on `metric` (queries both answered with a value)."""
+    sign = -1.0 if metric in LOWER_IS_BETTER else 1.0
     va = {
         q.query_id: q.metrics[metric].value for q in a.per_query if q.status == "ok" and metric in q.metrics
     }
@@ -97,7 +102,7 @@ def per_query_wins(a: EvalRunResult, b: EvalRunResult, metric: str) -> tuple[int
             continue
         if abs(y - x) <= 1e-12:
             ties += 1
-        elif y > x:
+        elif sign * (y - x) > 0:
             wins += 1
         else:
             losses += 1
@@ -149,7 +154,8 @@ def compare_command(run_a: str, run_b: str, fmt: str, db: str | None) -> None:
         delta = r["delta"]
         shown = "-" if delta is None else f"{delta:+.4f}"
         if delta is not None and abs(delta) > 1e-12:
-            shown = f"[green]{shown}[/green]" if delta > 0 else f"[red]{shown}[/red]"
+            better = delta > 0 if r["metric"] not in LOWER_IS_BETTER else delta < 0
+            shown = f"[green]{shown}[/green]" if better else f"[red]{shown}[/red]"
         table.add_row(
             r["metric"],
             fmt_value(r["a"]),
