@@ -456,6 +456,12 @@ class _Runner:
             await asyncio.to_thread(add_semantic_metrics, per_query, queries, config, notes)
         aggregate = aggregate_metrics(per_query)
         n_failed = sum(r.status == "failed" for r in per_query)
+        answered = [r for r in per_query if r.status == "ok"]
+        if config.evaluate_generation and answered and all(r.answer is None for r in answered):
+            notes.append(
+                "the system returned no answers, so no answer metrics: give the built-in pipeline an LLM "
+                "with --generator MODEL, or run with --no-generation"
+            )
         if n_failed:
             notes.append(f"{n_failed} of {len(per_query)} queries failed; they are left out of every average")
         result = EvalRunResult(

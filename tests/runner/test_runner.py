@@ -174,3 +174,13 @@ def test_compare_counts_wins_in_the_metric_direction() -> None:
     hr = rows["hallucination_rate"]
     assert (hr["wins"], hr["losses"], hr["ties"]) == (2, 1, 0)
     assert hr["delta"] == pytest.approx((0.1 + 0.1 + 0.4) / 3 - 0.2)
+
+
+def test_a_system_without_answers_gets_a_note_not_silence(tmp_path: Path) -> None:
+    from runner_fakes import keyword_retrieve
+
+    ds = make_dataset()
+    result = run_evaluation(ds, keyword_retrieve, _config(tmp_path, output=None), store=False, progress=False)
+    assert all(r.answer is None for r in result.per_query) and "token_f1" not in result.aggregate
+    assert any("returned no answers" in n for n in result.notes)
+    assert "ndcg@5" in result.aggregate  # a plain function is a system: retrieval is still measured
