@@ -275,6 +275,9 @@ class _Runner:
             dataset = resolve_dataset(dataset_in or config.dataset, seed=config.seed, store=store)
             if dataset_in and dataset_in != config.dataset:
                 config = config.model_copy(update={"dataset": dataset_in})
+        if not opts.resume and isinstance(system_in, str) and system_in != config.system:
+            config = config.model_copy(update={"system": system_in})
+        check_metric_names(config)
         queries = sample_queries(dataset, config.limit, config.seed)
         if not queries:
             raise InputError("the dataset has no queries", source=config.dataset)
@@ -294,8 +297,6 @@ class _Runner:
             for r in store.query_results(self.run_id):
                 self.results[r.query_id] = r
         elif store is not None:
-            if isinstance(system_in, str) and system_in != config.system:
-                config = config.model_copy(update={"system": system_in})
             header = store.create_run(
                 config,
                 name=opts.name,
@@ -498,6 +499,40 @@ class _Runner:
 
 
 # ------------------------------------------------------------------------------------------ one query
+
+
+LEXICAL_METRICS = frozenset(
+    {
+        "exact_match",
+        "token_f1",
+        "rouge_l",
+        "answer_relevance",
+        "support_coverage",
+        "support_density",
+        "hallucination_rate",
+    }
+)
+
+
+def check_metric_names(config: EvalConfig) -> None:
+    """Every name in config.metrics must be a retrieval measure, a judge, or an answer metric."""
+    if not config.metrics:
+        return
+    from ragmeter.ir.measures import parse_measure
+    from ragmeter.judges import JUDGES
+
+    for name in config.metrics:
+        if name in JUDGES or name in LEXICAL_METRICS or name in (SEMANTIC_METRIC, "total_score"):
+            continue
+        try:
+            parse_measure(name)
+        except InputError:
+            known = sorted([*JUDGES, *LEXICAL_METRICS, SEMANTIC_METRIC])
+            raise InputError(
+                f"unknown metric {name!r}: use a retrieval measure (ndcg@10, recall@5, mrr, map, ...) or one of "
+                f"{', '.join(known)}",
+                source="metrics",
+            ) from None
 
 
 def _judge_names(config: EvalConfig) -> list[str]:

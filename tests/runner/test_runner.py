@@ -184,3 +184,23 @@ def test_a_system_without_answers_gets_a_note_not_silence(tmp_path: Path) -> Non
     assert all(r.answer is None for r in result.per_query) and "token_f1" not in result.aggregate
     assert any("returned no answers" in n for n in result.notes)
     assert "ndcg@5" in result.aggregate  # a plain function is a system: retrieval is still measured
+
+
+def test_unknown_metric_names_are_input_errors(tmp_path: Path) -> None:
+    ds = make_dataset()
+    with pytest.raises(InputError, match="unknown metric 'factualty'"):
+        run_evaluation(
+            ds,
+            KeywordSystem(ds),
+            _config(tmp_path, metrics=["ndcg@10", "factualty"]),
+            store=False,
+            progress=False,
+        )
+    result = run_evaluation(
+        ds,
+        KeywordSystem(ds),
+        _config(tmp_path, metrics=["ndcg@3", "mrr"], output=None),
+        store=False,
+        progress=False,
+    )
+    assert [m for m in result.aggregate if "@" in m or m == "mrr"] == ["ndcg@3", "mrr"]
