@@ -265,6 +265,8 @@ class LocalClient(OpenAIClient):
 
     def __init__(self, *, threads: int | None = None, parallel: int = 2, **kwargs: Any) -> None:
         kwargs["timeout"] = max(float(kwargs.get("timeout", 60)), MIN_TIMEOUT_S)
+        # A local timeout means an overloaded CPU: retrying it four times would only pile on.
+        kwargs["max_retries"] = min(int(kwargs.get("max_retries", 4)), 1)
         # More requests than server slots would only queue inside the server and eat their timeout.
         kwargs["concurrency"] = max(1, min(int(kwargs.get("concurrency", 16)), parallel))
         super().__init__(MODEL_NAME, base_url="http://127.0.0.1:0/v1", compatible=True, **kwargs)
