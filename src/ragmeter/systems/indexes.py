@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
@@ -21,6 +23,7 @@ from ragmeter.errors import MissingExtraError
 from ragmeter.systems.chunking import Chunk
 
 FORMAT_VERSION = 1
+log = logging.getLogger("ragmeter.systems")
 
 # One ranked list per query: (chunk index, score), best first.
 Hits = list[tuple[int, float]]
@@ -167,7 +170,7 @@ class DenseIndex:
     def params(self) -> dict[str, Any]:
         return {"model": self.model_name, "normalize": True}
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
+    def _encode(self, texts: list[str], *, progress: bool = False) -> np.ndarray:
         model = self._load_embedder(self.model_name)
         # Longest first: batches of similar length waste no padding (sentence-transformers also sorts,
         # but only within one call; sorting here keeps that true however the caller splits the work).
@@ -181,7 +184,7 @@ class DenseIndex:
                 batch_size=self.batch_size,
                 normalize_embeddings=True,
                 convert_to_numpy=True,
-                show_progress_bar=False,
+                show_progress_bar=progress and sys.stderr.isatty(),
             )
             out[np.asarray(order)] = np.asarray(emb, dtype=np.float32)
         return out
@@ -196,7 +199,8 @@ class DenseIndex:
                     self.matrix = matrix
                     self.built = False
                     return
-        self.matrix = self._encode([c.indexed_text for c in chunks])
+        log.info("encoding %d chunks with %s (saved for later runs)", len(chunks), self.model_name)
+        self.matrix = self._encode([c.indexed_text for c in chunks], progress=True)
         self.built = True
         if folder is not None:
             folder.parent.mkdir(parents=True, exist_ok=True)
