@@ -177,7 +177,8 @@ def demo_command(
             concurrency=2,  # the local server has 2 slots: questions finish one by one, not all at the end
             metrics=[*DEMO_JUDGES, "sbert_similarity"],
             output=str(outdir / "hybrid-judged.json"),
-            extra={"answerer": "extractive (demo)"},
+            # The top 3 passages (the extractive answer's sources) keep the local model's prompts short.
+            extra={"answerer": "extractive (demo)", "context_k": 3},
         )
         judged = _judge_within_budget(
             dataset, systems["hybrid"], config, store, DEMO_BUDGET_S - (time.perf_counter() - t0), no_progress
