@@ -46,3 +46,21 @@ def test_judge_hint_names_every_way_to_judge() -> None:
     hint = _judge_hint()
     for needle in ("--judge", "openai-compatible:", "openai:", "anthropic:", "local-judge"):
         assert needle in hint
+
+
+def test_demo_systems_are_specs_that_resume_can_rebuild() -> None:
+    pytest.importorskip("bm25s")
+    import asyncio
+
+    from ragmeter.commands.demo import DemoFulltext, _spec
+    from ragmeter.datasets import demo_dataset
+    from ragmeter.systems import Retrieved, aanswer, aretrieve, build_system
+
+    system = build_system(_spec(DemoFulltext))
+    hits = asyncio.run(aretrieve(system, "What does ragmeter evaluate?", 3))
+    corpus_ids = {d.doc_id for d in demo_dataset().corpus or []}
+    assert len(hits) == 3 and {h.doc_id for h in hits} <= corpus_ids
+    assert system.name.endswith("+extractive")
+    contexts = [Retrieved("a", 1.0, "Cats sleep. Ragmeter evaluates retrieval systems. Dogs bark.")]
+    answer = asyncio.run(aanswer(system, "What does ragmeter evaluate?", contexts))
+    assert answer == "Ragmeter evaluates retrieval systems."

@@ -75,6 +75,42 @@ class ExtractiveAnswerer:
         return best
 
 
+class _DemoSystem(ExtractiveAnswerer):
+    """The built-in pipeline over the demo corpus with the extractive answerer, as a `module:Class` system
+    spec, so that `ragmeter run --resume` of a demo run rebuilds exactly the system the demo used."""
+
+    mode = "hybrid"
+
+    def __init__(self) -> None:
+        from ragmeter.datasets import demo_dataset
+        from ragmeter.systems import build_system
+
+        super().__init__(build_system("builtin", dataset=demo_dataset(), mode=self.mode, collection="demo"))
+
+
+class DemoFulltext(_DemoSystem):
+    mode = "fulltext"
+
+
+class DemoSemantic(_DemoSystem):
+    mode = "semantic"
+
+
+class DemoHybrid(_DemoSystem):
+    mode = "hybrid"
+
+
+DEMO_SYSTEMS: dict[str, type[_DemoSystem]] = {
+    "fulltext": DemoFulltext,
+    "semantic": DemoSemantic,
+    "hybrid": DemoHybrid,
+}
+
+
+def _spec(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__name__}"
+
+
 def _judge_hint() -> str:
     return (
         "LLM judging skipped: the local judge model is not installed. Point --judge at any model:\n"
@@ -112,7 +148,6 @@ def demo_command(
     from ragmeter.datasets import demo_dataset
     from ragmeter.models import EvalConfig, EvalRunResult
     from ragmeter.runner import run_evaluation
-    from ragmeter.systems import build_system
 
     out = console()
     t0 = time.perf_counter()
@@ -127,15 +162,13 @@ def demo_command(
     out.print(f"1. ingested {n_docs} documents ({n_chunks} chunks) into collection 'demo' of {store.url}")
 
     results: dict[str, EvalRunResult] = {}
-    systems: dict[str, ExtractiveAnswerer] = {}
+    systems: dict[str, _DemoSystem] = {}
     for i, mode in enumerate(MODES, start=2):
         out.print(f"{i}. evaluating the built-in pipeline, mode={mode} ...")
-        systems[mode] = ExtractiveAnswerer(
-            build_system("builtin", dataset=dataset, mode=mode, collection="demo")
-        )
+        systems[mode] = DEMO_SYSTEMS[mode]()
         config = EvalConfig(
             dataset="demo",
-            system="builtin",
+            system=_spec(DEMO_SYSTEMS[mode]),
             mode=mode,
             namespace="demo",
             output=str(outdir / f"{mode}.json"),
@@ -170,7 +203,7 @@ def demo_command(
             )
         config = EvalConfig(
             dataset="demo",
-            system="builtin",
+            system=_spec(DemoHybrid),
             mode="hybrid",
             namespace="demo",
             use_llm_judge=True,
@@ -256,7 +289,14 @@ def _judge_within_budget(
         )
         if not partial.per_query:
             return None
-        return partial.model_copy(update={"aggregate": aggregate_metrics(partial.per_query)})
+        from ragmeter.runner import add_total_scores, csv_path_for, write_csv, write_json
+
+        add_total_scores(partial.per_query)
+        partial = partial.model_copy(update={"aggregate": aggregate_metrics(partial.per_query)})
+        if config.output:  # what was judged, so that the paths printed at the end exist
+            write_json(partial, config.output)
+            write_csv(partial, csv_path_for(config.output))
+        return partial
 
 
 def _modes_table(results: dict[str, Any]) -> Any:
