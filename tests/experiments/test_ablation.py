@@ -175,3 +175,28 @@ def test_experiment_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
         main(["experiment", str(tmp_path / "missing.yaml")])
     assert info.value.code == 2
     assert "missing.yaml: cannot read" in capsys.readouterr().err
+
+
+def test_table_best_follows_metric_direction() -> None:
+    from ragmeter.experiments.ablation import ExperimentResult, VariantResult
+    from ragmeter.models import MetricSummary
+
+    def run(hall: float, mrr: float) -> EvalRunResult:
+        return EvalRunResult(
+            aggregate={
+                "hallucination_rate": MetricSummary(mean=hall, std=None, n=1),
+                "mrr": MetricSummary(mean=mrr, std=None, n=1),
+            }
+        )
+
+    spec = ExperimentSpec(dataset="demo", columns=["hallucination_rate", "mrr"])
+    result = ExperimentResult(
+        spec=spec,
+        results=[
+            VariantResult(variant=Variant(name="bm25"), run=run(0.1, 0.2)),
+            VariantResult(variant=Variant(name="x"), run=run(0.5, 0.9)),
+        ],
+    )
+    _, rows = experiment_table(result, significance=False)
+    assert [r["best"]["hallucination_rate"] for r in rows] == [True, False]
+    assert [r["best"]["mrr"] for r in rows] == [False, True]

@@ -202,3 +202,28 @@ def test_html_single_run_has_no_significance(make_run: MakeRun) -> None:
     assert "Significance" not in page
     with pytest.raises(ValueError):
         render_html([])
+
+
+def test_summary_best_follows_metric_direction() -> None:
+    from ragmeter.report.html import _summary_rows
+
+    def run(name: str, hall: float, mrr: float) -> EvalRunResult:
+        return EvalRunResult(
+            name=name,
+            per_query=[
+                QueryEvalResult(
+                    query_id="q",
+                    metrics={
+                        "hallucination_rate": MetricResult(name="hallucination_rate", value=hall),
+                        "mrr": MetricResult(name="mrr", value=mrr),
+                    },
+                )
+            ],
+        )
+
+    rows = {
+        r["metric"]: r
+        for r in _summary_rows([run("a", 0.1, 0.2), run("b", 0.5, 0.9)], ["hallucination_rate", "mrr"])
+    }
+    assert [c["best"] for c in rows["hallucination_rate"]["cells"]] == [True, False]  # lower is better
+    assert [c["best"] for c in rows["mrr"]["cells"]] == [False, True]

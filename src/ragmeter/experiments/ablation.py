@@ -281,9 +281,12 @@ def experiment_table(
                 "best": {},
             }
         )
+    from ragmeter.report.export import LOWER_IS_BETTER
+
     for c in columns:
         present = [row["values"][c] for row in rows if row["values"][c] is not None]
-        top = max(present) if present else None
+        pick = min if c in LOWER_IS_BETTER else max
+        top = pick(present) if present else None
         for row in rows:
             value = row["values"][c]
             row["best"][c] = top is not None and value is not None and abs(value - top) <= 1e-12

@@ -10,6 +10,9 @@ from typing import Any
 
 from ragmeter.models import EvalRunResult
 
+# Metrics where a smaller value is better (the rest: larger is better); "best" marks follow this.
+LOWER_IS_BETTER = frozenset({"hallucination_rate"})
+
 LONG_COLUMNS = ("run_id", "run_name", "query_id", "status", "metric", "value", "error", "version")
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ragmeter import __version__
 from ragmeter.errors import MissingExtraError
 from ragmeter.models import EvalRunResult, MetricResult, QueryEvalResult
-from ragmeter.report.export import run_label
+from ragmeter.report.export import LOWER_IS_BETTER, run_label
 from ragmeter.report.plots import (
     distribution_figure,
     judge_grade_figure,
@@ -129,7 +129,8 @@ def _summary_rows(runs: Sequence[EvalRunResult], metrics: Sequence[str]) -> list
                 }
             )
         means = [c["mean"] for c in cells if c["mean"] is not None]
-        best = max(means) if len(means) > 1 else None
+        pick = min if name in LOWER_IS_BETTER else max
+        best = pick(means) if len(means) > 1 else None
         for c in cells:
             c["best"] = best is not None and c["mean"] == best
         rows.append({"metric": name, "cells": cells})
