@@ -200,3 +200,23 @@ def test_table_best_follows_metric_direction() -> None:
     _, rows = experiment_table(result, significance=False)
     assert [r["best"]["hallucination_rate"] for r in rows] == [True, False]
     assert [r["best"]["mrr"] for r in rows] == [False, True]
+
+
+def test_judge_columns_only_with_a_judge() -> None:
+    from ragmeter.experiments.ablation import ExperimentResult, VariantResult
+    from ragmeter.models import MetricSummary
+
+    agg = {
+        "mrr": MetricSummary(mean=0.5, std=None, n=1),
+        "avg_llm_grade": MetricSummary(mean=7.5, std=None, n=1),
+        "pass_rate_8": MetricSummary(mean=40.0, std=None, n=1),
+    }
+    results = [VariantResult(variant=Variant(name="bm25"), run=EvalRunResult(aggregate=agg))]
+    plain = ExperimentResult(spec=ExperimentSpec(dataset="demo", columns=["mrr"]), results=results)
+    judged = ExperimentResult(
+        spec=ExperimentSpec(dataset="demo", columns=["mrr"], judge="local"), results=results
+    )
+    assert plain.columns() == ["mrr"]
+    assert judged.columns() == ["mrr", "avg_llm_grade", "pass_rate_8"]  # only the judge metrics present
+    _, rows = experiment_table(judged, significance=False)
+    assert rows[0]["values"] == {"mrr": 0.5, "avg_llm_grade": 7.5, "pass_rate_8": 40.0}
