@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from runner_fakes import make_dataset
 
 from ragmeter.cli import cli
+from ragmeter.errors import InputError
 
 HERE = Path(__file__).resolve().parent
 
@@ -153,7 +154,18 @@ def test_runs_list_show_compare_export_delete(env: dict[str, str], tmp_path: Pat
     assert r["wins"] == 0 and r["losses"] == 0 and r["ties"] == b["aggregate"]["ndcg@5"]["n"]
     assert r["delta"] == pytest.approx(r["b"] - r["a"])
     code, out, _ = _run("runs", "compare", a["run_id"], b["run_id"])
-    assert "B - A" in out and "ndcg@5" in out
+    assert "B - A" in out and "ndcg@5" in out and "p Holm" in out and "95% CI" in out
+    # three runs: each against the first, with paired tests; identical values give no evidence of a change
+    code, out, _ = _run(
+        "runs", "compare", a["run_id"], b["run_id"], a["run_id"], "--format", "json", "--resamples", "500"
+    )
+    three = json.loads(out)
+    assert code == 0 and [c["b"] for c in three["comparisons"]] == [b["run_id"], a["run_id"]]
+    for comparison in three["comparisons"]:
+        r = {m["metric"]: m for m in comparison["metrics"]}["ndcg@5"]
+        assert r["ci95"] == [0.0, 0.0] and r["p_perm"] == 1.0 and r["p_holm"] == 1.0
+    with pytest.raises(InputError, match="at least two"):
+        _run("runs", "compare", a["run_id"])
 
     code, out, _ = _run("runs", "export", a["run_id"], "--format", "csv")
     assert out.splitlines()[0].startswith("query_id,") and len(out.splitlines()) == 13

@@ -130,42 +130,115 @@ def compare_rows(a: EvalRunResult, b: EvalRunResult) -> list[dict[str, Any]]:
     return rows
 
 
+def significance_rows(
+    a: EvalRunResult, b: EvalRunResult, *, seed: int, n_resamples: int
+) -> list[dict[str, Any]]:
+    """compare_rows plus paired tests over the per-query values: 95% bootstrap CI of B - A, paired t-test,
+    Fisher randomisation test and its Holm-Bonferroni adjustment across the metrics."""
+    from ragmeter.experiments.significance import compare_results
+
+    rows = compare_rows(a, b)
+    tested = compare_results([a, b], metrics=[r["metric"] for r in rows], seed=seed, n_resamples=n_resamples)[
+        0
+    ]
+    by_metric = {m.metric: m for m in tested.metrics}
+    for r in rows:
+        m = by_metric.get(r["metric"])
+        r["n_pairs"] = m.n if m else 0
+        r["ci95"] = list(m.ci95) if m and m.ci95 else None
+        r["p_t"] = m.p_t if m else None
+        r["p_perm"] = m.p_perm if m else None
+        r["p_holm"] = m.p_holm if m else None
+    return rows
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return "-"
+    text = "<0.001" if value < 0.001 else f"{value:.3f}"
+    return f"[bold]{text}[/bold]" if value < 0.05 else text
+
+
 @runs.command("compare")
-@click.argument("run_a")
-@click.argument("run_b")
+@click.argument("run_ids", nargs=-1, required=True, metavar="RUN_A RUN_B [RUN_C ...]")
+@click.option(
+    "--seed", type=int, default=42, show_default=True, help="Seed of the bootstrap and permutations."
+)
+@click.option(
+    "--resamples", type=int, default=10_000, show_default=True, help="Bootstrap / permutation samples."
+)
 @format_option("table", "json")
 @db_option
-def compare_command(run_a: str, run_b: str, fmt: str, db: str | None) -> None:
-    """Every metric of two runs side by side: B - A, and per query B's wins / losses / ties against A."""
+def compare_command(run_ids: tuple[str, ...], seed: int, resamples: int, fmt: str, db: str | None) -> None:
+    """Every metric of each run against the first, side by side: B - A with its 95% bootstrap CI, paired t-test
+    and permutation p-values (Holm-adjusted across metrics), and per query B's wins / losses / ties."""
+    if len(run_ids) < 2:
+        raise InputError("runs compare needs at least two run ids", source="runs compare")
+    if resamples < 100:
+        raise InputError(f"--resamples must be at least 100, got {resamples}", source="--resamples")
     with open_db(db) as store:
-        a, b = store.get_run(run_a), store.get_run(run_b)
-    rows = compare_rows(a, b)
+        found = [store.get_run(r) for r in run_ids]
+    a, others = found[0], found[1:]
+    comparisons = [
+        {"b": b.run_id, "metrics": significance_rows(a, b, seed=seed, n_resamples=resamples)} for b in others
+    ]
     if fmt == "json":
-        echo_json({"a": a.run_id, "b": b.run_id, "metrics": rows})
+        out: dict[str, Any] = {
+            "a": a.run_id,
+            "seed": seed,
+            "resamples": resamples,
+            "comparisons": comparisons,
+        }
+        if len(others) == 1:
+            out.update(comparisons[0])
+        echo_json(out)
         return
     from rich.table import Table
 
-    if a.dataset_hash != b.dataset_hash:
-        click.echo("note: the two runs used different datasets; per-query counts cover shared query ids only")
-    table = Table(title=f"A = {a.run_id}   B = {b.run_id}", title_justify="left")
-    for col in ("metric", "A", "B", "B - A", "B wins", "B losses", "ties"):
-        table.add_column(col, justify="left" if col == "metric" else "right")
-    for r in rows:
-        delta = r["delta"]
-        shown = "-" if delta is None else f"{delta:+.4f}"
-        if delta is not None and abs(delta) > 1e-12:
-            better = delta > 0 if r["metric"] not in LOWER_IS_BETTER else delta < 0
-            shown = f"[green]{shown}[/green]" if better else f"[red]{shown}[/red]"
-        table.add_row(
-            r["metric"],
-            fmt_value(r["a"]),
-            fmt_value(r["b"]),
-            shown,
-            str(r["wins"]),
-            str(r["losses"]),
-            str(r["ties"]),
+    for b, comparison in zip(others, comparisons, strict=True):
+        if a.dataset_hash != b.dataset_hash:
+            click.echo("note: the runs used different datasets; paired values cover shared query ids only")
+        table = Table(title=f"A = {a.run_id}   B = {b.run_id}", title_justify="left")
+        cols = (
+            "metric",
+            "A",
+            "B",
+            "B - A",
+            "95% CI",
+            "p (t)",
+            "p (perm)",
+            "p Holm",
+            "B wins",
+            "B losses",
+            "ties",
         )
-    console().print(table)
+        for col in cols:
+            table.add_column(col, justify="left" if col == "metric" else "right")
+        for r in comparison["metrics"]:
+            delta = r["delta"]
+            shown = "-" if delta is None else f"{delta:+.4f}"
+            if delta is not None and abs(delta) > 1e-12:
+                better = delta > 0 if r["metric"] not in LOWER_IS_BETTER else delta < 0
+                shown = f"[green]{shown}[/green]" if better else f"[red]{shown}[/red]"
+            ci = "-" if r["ci95"] is None else f"[{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}]"
+            table.add_row(
+                r["metric"],
+                fmt_value(r["a"]),
+                fmt_value(r["b"]),
+                shown,
+                ci,
+                _p(r["p_t"]),
+                _p(r["p_perm"]),
+                _p(r["p_holm"]),
+                str(r["wins"]),
+                str(r["losses"]),
+                str(r["ties"]),
+            )
+        console().print(table)
+    click.echo(
+        f"paired over queries with a value in both runs; bootstrap CI and permutation test with {resamples} "
+        f"samples (seed {seed}); Holm-Bonferroni across metrics; bold p < 0.05"
+    )
 
 
 @runs.command("export")
