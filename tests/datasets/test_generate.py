@@ -228,3 +228,32 @@ def test_bad_inputs(store_url: str) -> None:
         with pytest.raises(InputError, match="sample size"):
             asyncio.run(agenerate_test_cases(store, "kb", llm=NoLLM(), sample_size=0))
     assert normalise_question("What's  X?") == "what s x"
+
+
+def test_run_generate_when_the_collection_has_no_test_cases(
+    store_url: str, threaded_server: ScriptedServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ragmeter.cli import main
+
+    judge = f"openai-compatible:scripted@{threaded_server.url}"
+    args = ["run", "--collection", "kb", "--generate", "--judge", judge, "--no-llm-judge", "--no-generation"]
+    args += ["--mode", "fulltext", "--sample-size", "8", "--seed", "5", "--format", "json", "--no-progress"]
+    with pytest.raises(SystemExit) as info:
+        main([*args, "--db", store_url])
+    assert info.value.code in (0, None)
+    out, err = capsys.readouterr()
+    first = json.loads(out)
+    assert "LLM failure on chunk c-fail" in err
+    with open_store(store_url) as store:
+        cases = store.test_cases("kb")
+    assert len(cases) == first["n_queries"] >= 3 and all(c.relevant_doc_ids for c in cases)
+    assert first["config"]["dataset"] == "store:kb"
+    # a second run finds the test cases and does not ask the LLM again
+    calls = len(threaded_server.requests)
+    with pytest.raises(SystemExit) as info:
+        main([*args, "--db", store_url])
+    assert "already has test cases" in capsys.readouterr().err
+    assert len(threaded_server.requests) == calls
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--generate", "--judge", judge, "--db", store_url])
+    assert info.value.code == 2 and "needs --collection" in capsys.readouterr().err

@@ -67,6 +67,14 @@ def _top_k(value: str | None) -> list[int] | None:
 @click.option("--retry-failed", is_flag=True, help="With --resume: evaluate the failed queries again.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="YAML or TOML EvalConfig.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option(
+    "--generate",
+    is_flag=True,
+    help="With --collection: first generate synthetic test cases with the --judge LLM if it has none.",
+)
+@click.option(
+    "--sample-size", type=click.IntRange(min=1), default=20, show_default=True, help="For --generate."
+)
 @db_option
 def run_command(
     dataset: str | None,
@@ -90,6 +98,8 @@ def run_command(
     retry_failed: bool,
     config_path: str | None,
     no_progress: bool,
+    generate: bool,
+    sample_size: int,
     db: str | None,
 ) -> None:
     """Evaluate a system on a dataset: retrieval, answer and judge metrics, stored per query."""
@@ -115,6 +125,8 @@ def run_command(
             progress=not no_progress and fmt == "table",
         )
     else:
+        if generate:
+            dataset = _generate_if_empty(store, namespace, dataset, judge, seed, sample_size)
         overrides: dict[str, Any] = {
             "dataset": dataset,
             "system": system,
@@ -157,3 +169,36 @@ def run_command(
         click.echo(f"ragmeter: fail-under: {line}", err=True)
     if short:
         sys.exit(1)
+
+
+def _generate_if_empty(
+    store: Any,
+    collection: str | None,
+    dataset: str | None,
+    judge: str | None,
+    seed: int | None,
+    sample_size: int,
+) -> str:
+    """`run --collection C --generate`: make synthetic test cases when C has none; evaluate store:C."""
+    from ragmeter.datasets.generate import generate_test_cases
+
+    if not collection:
+        raise InputError(
+            "--generate needs --collection C (the stored collection to sample)", source="--generate"
+        )
+    if dataset and dataset != f"store:{collection}":
+        raise InputError("--generate evaluates store:COLLECTION; leave --dataset out", source="--generate")
+    if store.test_cases(collection):
+        click.echo(f"collection {collection!r} already has test cases: not generating", err=True)
+    else:
+        if not judge:
+            raise InputError(
+                "--generate needs --judge MODEL, the LLM that writes the questions", source="--generate"
+            )
+        report = generate_test_cases(store, collection, llm=judge, sample_size=sample_size, seed=seed or 42)
+        for chunk_id, reason in report.failed:
+            click.echo(f"LLM failure on chunk {chunk_id}: {reason}", err=True)
+        click.echo(report.summary(), err=True)
+        if not report.created:
+            raise InputError("no synthetic test case could be generated", source="--generate")
+    return f"store:{collection}"
