@@ -702,7 +702,8 @@ def add_retrieval_metrics(
             if doc.doc_id in docs:
                 repeated += 1
                 continue
-            docs[doc.doc_id] = doc.score
+            # the system's order is its ranking: ties or unsorted scores must not reorder it
+            docs[doc.doc_id] = -float(doc.rank)
         if docs:
             run[r.query_id] = docs
     n_without = sum(

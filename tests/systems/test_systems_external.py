@@ -219,8 +219,12 @@ async def test_trec_run_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"run.trec:2: document 'A' appears twice"):
         build_system(str(run), dataset=_dataset())
     run.write_text("1 Q0 A 1\n")
-    with pytest.raises(InputError, match=r"run.trec:1: expected 6 fields"):
+    with pytest.raises(InputError, match=r"run.trec:1: expected 6 whitespace-separated columns"):
         build_system(str(run))
+    # the IR engine's ranking: scores equal as float32 tie, ties by doc id descending (trec_eval)
+    run.write_text("1 Q0 A 1 0.5 sys\n1 Q0 B 2 0.50000001 sys\n1 Q0 C 3 0.9 sys\n")
+    system = build_system(str(run), dataset=_dataset())
+    assert [r.doc_id for r in await aretrieve(system, "first?", 3)] == ["C", "B", "A"]
 
 
 async def test_jsonl_results_file(tmp_path: Path) -> None:

@@ -162,35 +162,12 @@ class RunFileSystem(_AnswerMemo):
             self._texts = {d.doc_id: d.text for d in dataset.corpus or []}
 
     def _read_trec(self, path: Path) -> None:
-        scored: dict[str, list[tuple[float, str]]] = {}
-        seen: set[tuple[str, str]] = set()
-        with path.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                fields = line.split()
-                if not fields:
-                    continue
-                if len(fields) != 6:
-                    raise InputError(
-                        f"expected 6 fields (qid Q0 docid rank score tag), got {len(fields)}",
-                        source=str(path),
-                        line=lineno,
-                    )
-                qid, docid = fields[0], fields[2]
-                if (qid, docid) in seen:
-                    raise InputError(
-                        f"document {docid!r} appears twice for query {qid!r}", source=str(path), line=lineno
-                    )
-                seen.add((qid, docid))
-                try:
-                    score = float(fields[4])
-                except ValueError:
-                    raise InputError(
-                        f"score {fields[4]!r} is not a number", source=str(path), line=lineno
-                    ) from None
-                scored.setdefault(qid, []).append((score, docid))
-        for qid, items in scored.items():
-            items.sort(key=lambda t: (-t[0], t[1]))
-            self.results[qid] = [Retrieved(d, s, "") for s, d in items]
+        # The IR engine's reader: same errors, and trec_eval's ranking (float32 score desc, doc id desc).
+        from ragmeter.ir import Run
+
+        run = Run.from_trec(path)
+        for qid in run.query_ids:
+            self.results[qid] = [Retrieved(d, s, "") for d, s in run.query(qid)]
 
     def _read_jsonl(self, path: Path) -> None:
         with path.open(encoding="utf-8") as fh:
