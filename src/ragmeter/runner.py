@@ -579,9 +579,12 @@ async def _evaluate_query(
         return result.model_copy(update={"status": "failed", "error": reason, "latency_ms": latency})
 
     k = max(config.retrieval_top_k or [10])
+    # a query may name docs it must not retrieve (citation prediction: the paper itself)
+    excluded = set(query.metadata.get("exclude_doc_ids") or ())
     try:
         t = time.perf_counter()
-        hits = (await system.retrieve(query.question, k))[:k]
+        hits = await system.retrieve(query.question, k + len(excluded))
+        hits = [h for h in hits if h.doc_id not in excluded][:k]
         latency["retrieve"] = (time.perf_counter() - t) * 1000
     except Exception as exc:
         return failed(_err("retrieve", exc))

@@ -204,3 +204,14 @@ def test_unknown_metric_names_are_input_errors(tmp_path: Path) -> None:
         progress=False,
     )
     assert [m for m in result.aggregate if "@" in m or m == "mrr"] == ["ndcg@3", "mrr"]
+
+
+def test_excluded_docs_are_never_retrieved(tmp_path: Path) -> None:
+    # citation prediction: a query paper must not be found for itself (metadata exclude_doc_ids)
+    ds = make_dataset(3)
+    for q in ds.queries:
+        q.metadata["exclude_doc_ids"] = list(q.relevant_doc_ids)
+    result = run_evaluation(ds, KeywordSystem(ds), _config(tmp_path), store=False, progress=False)
+    for r, q in zip(result.per_query, ds.queries, strict=True):
+        assert len(r.retrieved) == 5 and not {d.doc_id for d in r.retrieved} & set(q.relevant_doc_ids)
+    assert result.aggregate["recall@5"].mean == 0.0
