@@ -87,20 +87,9 @@ def _read_config_file(path: Path) -> dict[str, Any]:
         except tomllib.TOMLDecodeError as exc:
             raise InputError(f"not valid TOML: {exc}", source=str(path)) from None
     elif suffix in (".yaml", ".yml"):
-        try:
-            import yaml
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            from ragmeter.errors import MissingExtraError
+        from ragmeter.yamlfile import parse_yaml
 
-            raise MissingExtraError("config", "a YAML config file") from exc
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line = mark.line + 1 if mark is not None else None
-            raise InputError(
-                f"not valid YAML: {getattr(exc, 'problem', exc)}", source=str(path), line=line
-            ) from None
+        data = parse_yaml(text, source=str(path), what="a YAML config file")
     else:
         raise InputError("a config file must end in .yaml, .yml or .toml", source=str(path))
     if data is None:

@@ -124,20 +124,9 @@ def load_experiment(path: str | Path) -> ExperimentSpec:
         text = source.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", source=str(source)) from None
-    try:
-        import yaml
-    except ImportError:  # pragma: no cover - depends on the environment
-        from ragmeter.errors import MissingExtraError
+    from ragmeter.yamlfile import parse_yaml
 
-        raise MissingExtraError("config", "reading an experiment file") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise InputError(
-            f"not valid YAML ({getattr(exc, 'problem', exc)})", source=str(source), line=line
-        ) from None
+    data = parse_yaml(text, source=str(source), what="reading an experiment file")
     if not isinstance(data, dict):
         raise InputError(
             "an experiment file must be a mapping (name, dataset, variants, ...)", source=str(source)
