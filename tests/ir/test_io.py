@@ -89,3 +89,12 @@ def test_keep_first_keeps_the_first_occurrence(tmp_path: Path) -> None:
 def test_missing_file_is_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no such file"):
         Run.from_trec(tmp_path / "nope.trec")
+
+
+def test_tsv_errors_name_file_and_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "q.tsv", "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\n")
+    with pytest.raises(InputError, match=r"q.tsv:3: expected 3 tab-separated columns"):
+        Qrels.read(path)
+    path = write(tmp_path, "bad.json", '{"q1": {"d1": 1}')
+    with pytest.raises(InputError, match=r"bad.json:1: invalid JSON"):
+        Qrels.read(path)

@@ -181,14 +181,17 @@ class _Table:
     @classmethod
     def from_json(cls: type[T], path: str | Path) -> T:
         """Read ``{query_id: {doc_id: value}}`` JSON."""
-        data = read_bytes(path)
+        return cls._from_json_bytes(read_bytes(path), source=str(path))
+
+    @classmethod
+    def _from_json_bytes(cls: type[T], data: bytes, *, source: str) -> T:
         try:
             obj = json.loads(data)
         except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg}", source=str(path), line=exc.lineno) from None
+            raise InputError(f"invalid JSON: {exc.msg}", source=source, line=exc.lineno) from None
         if not isinstance(obj, dict):
-            raise InputError("expected a JSON object {query_id: {doc_id: value}}", source=str(path))
-        return cls.from_dict(obj, source=str(path))
+            raise InputError("expected a JSON object {query_id: {doc_id: value}}", source=source)
+        return cls.from_dict(obj, source=source)
 
     @classmethod
     def from_dataframe(
@@ -221,20 +224,23 @@ class _Table:
     @classmethod
     def read(cls: type[T], path: str | Path, *, keep_first: bool = False) -> T:
         """Read by format: JSON object, BEIR TSV (with header), else TREC."""
-        p = Path(path)
-        data = read_bytes(p)
+        data = read_bytes(path)
         head = data[:4096].lstrip()
         if head[:1] == b"{":
-            return cls.from_json(p)
+            return cls._from_json_bytes(data, source=str(path))
         first = head.split(b"\n", 1)[0]
         if b"\t" in first and not first.split(b"\t")[-1].strip().lstrip(b"-").replace(b".", b"", 1).isdigit():
-            return cls.from_tsv(p, keep_first=keep_first)
+            return cls._from_tsv_bytes(data, source=str(path), keep_first=keep_first)
         return cls.from_trec_bytes(data, source=str(path), keep_first=keep_first)
 
     @classmethod
     def from_tsv(cls: type[T], path: str | Path, *, keep_first: bool = False) -> T:
         """BEIR-style TSV with a header: query-id, corpus-id, score (value in the last column)."""
-        text = read_bytes(path).decode("utf-8", "surrogateescape")
+        return cls._from_tsv_bytes(read_bytes(path), source=str(path), keep_first=keep_first)
+
+    @classmethod
+    def _from_tsv_bytes(cls: type[T], data: bytes, *, source: str, keep_first: bool = False) -> T:
+        text = data.decode("utf-8", "surrogateescape")
         lines = text.splitlines()
         qcol: list[str] = []
         dcol: list[str] = []
@@ -245,18 +251,16 @@ class _Table:
             parts = line.split("\t")
             if len(parts) != 3:
                 raise InputError(
-                    f"expected 3 tab-separated columns, found {len(parts)}", source=str(path), line=lineno
+                    f"expected 3 tab-separated columns, found {len(parts)}", source=source, line=lineno
                 )
             try:
                 value = float(parts[2])
             except ValueError:
-                raise InputError(
-                    f"value {parts[2]!r} is not a number", source=str(path), line=lineno
-                ) from None
+                raise InputError(f"value {parts[2]!r} is not a number", source=source, line=lineno) from None
             qcol.append(parts[0].strip())
             dcol.append(parts[1].strip())
             vcol.append(value)
-        return cls.from_columns(qcol, dcol, vcol, keep_first=keep_first, source=str(path))
+        return cls.from_columns(qcol, dcol, vcol, keep_first=keep_first, source=source)
 
     # ----- access ---------------------------------------------------------------------------
     @property
