@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import math
-import re
-import string
 import subprocess
 import sys
-from collections import Counter
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from squad_official import exact_match_score as official_exact_match_score
+from squad_official import f1_score as official_f1_score
+from squad_official import normalize_answer as official_normalize_answer
 
 from ragmeter.models import MetricResult
 from ragmeter.text import (
@@ -28,43 +28,6 @@ from ragmeter.text import (
     token_f1,
     tokenize,
 )
-
-# --- the official SQuAD v1.1 functions (evaluate-v1.1.py), verbatim -----------------------------------
-
-
-def official_normalize_answer(s: str) -> str:
-    def remove_articles(text: str) -> str:
-        return re.sub(r"\b(a|an|the)\b", " ", text)
-
-    def white_space_fix(text: str) -> str:
-        return " ".join(text.split())
-
-    def remove_punc(text: str) -> str:
-        exclude = set(string.punctuation)
-        return "".join(ch for ch in text if ch not in exclude)
-
-    def lower(text: str) -> str:
-        return text.lower()
-
-    return white_space_fix(remove_articles(remove_punc(lower(s))))
-
-
-def official_f1_score(prediction: str, ground_truth: str) -> float:
-    prediction_tokens = official_normalize_answer(prediction).split()
-    ground_truth_tokens = official_normalize_answer(ground_truth).split()
-    common = Counter(prediction_tokens) & Counter(ground_truth_tokens)
-    num_same = sum(common.values())
-    if num_same == 0:
-        return 0
-    precision = 1.0 * num_same / len(prediction_tokens)
-    recall = 1.0 * num_same / len(ground_truth_tokens)
-    f1 = (2 * precision * recall) / (precision + recall)
-    return f1
-
-
-def official_exact_match_score(prediction: str, ground_truth: str) -> bool:
-    return official_normalize_answer(prediction) == official_normalize_answer(ground_truth)
-
 
 # --- normalisation ---------------------------------------------------------------------------------------
 
