@@ -17,6 +17,8 @@ if [ -z "${RAGMETER_TEST_PG_URL:-}" ]; then
     -o \"-h 127.0.0.1 -p $pg_port -k '$pg_dir' -c fsync=off\" start" >/dev/null
   su postgres -s /bin/sh -c "'$pg_bin/createdb' -h 127.0.0.1 -p $pg_port -U postgres ragmeter_test"
   export RAGMETER_TEST_PG_URL="postgresql+psycopg://postgres@127.0.0.1:$pg_port/ragmeter_test"
+  # stop the throw-away cluster when the sourcing script (.ci/run) exits, whatever its outcome
+  trap "su postgres -s /bin/sh -c \"'$pg_bin/pg_ctl' -D '$pg_dir/data' -m fast stop\" >/dev/null 2>&1 || true" EXIT
   echo "PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}') for the store tests at $RAGMETER_TEST_PG_URL (data in $pg_dir)"
 fi
 
