@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,3 +31,20 @@ def crosscheck_dir() -> Path:
     if not path.is_dir():
         pytest.skip(f"IR cross-check fixtures not found at {path} (set RAGMETER_CROSSCHECK_DIR)")
     return path
+
+
+@pytest.fixture
+async def scripted() -> AsyncIterator[Callable[..., Any]]:
+    """Start scripted OpenAI/Anthropic-compatible servers on 127.0.0.1; all stopped after the test."""
+    from ragmeter.llm.scripted import Responder, ScriptedServer
+
+    servers: list[ScriptedServer] = []
+
+    async def start(responder: Responder, latency: float = 0.0) -> ScriptedServer:
+        server = await ScriptedServer(responder, latency=latency).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        await server.stop()

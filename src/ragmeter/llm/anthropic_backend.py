@@ -11,28 +11,25 @@ from typing import Any
 
 from ragmeter.errors import InputError, MissingExtraError
 from ragmeter.llm.base import (
-    LLMClient,
     PermanentError,
     RawReply,
     TokenUsage,
     TransientError,
     parse_retry_after,
 )
-from ragmeter.llm.openai_backend import is_retryable_status, public_url
+from ragmeter.llm.openai_backend import SDKBackend, is_retryable_status
 
 _JSON_HINT = "Reply with one JSON object and nothing else: no prose, no code fences."
 
 
-class AnthropicClient(LLMClient):
+class AnthropicClient(SDKBackend):
     backend = "anthropic"
 
     def __init__(self, model: str, *, base_url: str | None = None, **kwargs: Any) -> None:
-        super().__init__(model, **kwargs)
-        self.base_url = base_url
+        super().__init__(model, base_url=base_url, **kwargs)
         # Not accepted by the API version the SDK speaks; recorded as None so stored params are honest.
         self.temperature = None
         self.seed = None
-        self._sdk: Any = None
         if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
             raise InputError("ANTHROPIC_API_KEY is not set in the environment", source=f"anthropic:{model}")
 
@@ -44,15 +41,6 @@ class AnthropicClient(LLMClient):
                 raise MissingExtraError("anthropic", "the Anthropic backend") from exc
             self._sdk = anthropic.AsyncAnthropic(base_url=self.base_url, timeout=self.timeout, max_retries=0)
         return self._sdk
-
-    def _public_extra(self) -> dict[str, Any]:
-        return {"base_url": public_url(self.base_url)} if self.base_url else {}
-
-    async def aclose(self) -> None:
-        if self._sdk is not None:
-            await self._sdk.close()
-            self._sdk = None
-        await super().aclose()
 
     async def _send(
         self, messages: list[dict[str, str]], *, json: bool, max_tokens: int, timeout: float

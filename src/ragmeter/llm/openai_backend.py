@@ -34,18 +34,34 @@ def is_retryable_status(status: int) -> bool:
     return status in (408, 409, 425, 429) or status >= 500
 
 
-class OpenAIClient(LLMClient):
+class SDKBackend(LLMClient):
+    """A backend that talks through a vendor SDK client: created lazily, closed with the client."""
+
+    def __init__(self, model: str, *, base_url: str | None = None, **kwargs: Any) -> None:
+        super().__init__(model, **kwargs)
+        self.base_url = base_url
+        self._sdk: Any = None
+
+    def _public_extra(self) -> dict[str, Any]:
+        return {"base_url": public_url(self.base_url)} if self.base_url else {}
+
+    async def aclose(self) -> None:
+        if self._sdk is not None:
+            await self._sdk.close()
+            self._sdk = None
+        await super().aclose()
+
+
+class OpenAIClient(SDKBackend):
     """`openai:MODEL` (api.openai.com, or OPENAI_BASE_URL) and `openai-compatible:MODEL@URL`."""
 
     def __init__(
         self, model: str, *, base_url: str | None = None, compatible: bool = False, **kwargs: Any
     ) -> None:
-        super().__init__(model, **kwargs)
+        super().__init__(model, base_url=base_url, **kwargs)
         self.backend = "openai-compatible" if compatible else "openai"
-        self.base_url = base_url
         self._compatible = compatible
         self._json_mode_ok = True
-        self._sdk: Any = None
         if not compatible and not os.environ.get("OPENAI_API_KEY"):
             raise InputError("OPENAI_API_KEY is not set in the environment", source=f"openai:{model}")
         if not compatible and _NO_TEMPERATURE.match(model):
@@ -65,15 +81,6 @@ class OpenAIClient(LLMClient):
                 api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=0
             )
         return self._sdk
-
-    def _public_extra(self) -> dict[str, Any]:
-        return {"base_url": public_url(self.base_url)} if self.base_url else {}
-
-    async def aclose(self) -> None:
-        if self._sdk is not None:
-            await self._sdk.close()
-            self._sdk = None
-        await super().aclose()
 
     async def _send(
         self, messages: list[dict[str, str]], *, json: bool, max_tokens: int, timeout: float
