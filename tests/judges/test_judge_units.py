@@ -210,3 +210,34 @@ def test_prompt_versions_are_stable_and_distinct() -> None:
     assert len(set(versions.values())) == len(versions)
     assert all(v.startswith(f"{n}/v") for n, v in versions.items())
     assert prompt_versions() == versions
+
+
+async def test_factuality_drops_claims_with_numbers_the_answer_does_not_state(scripted) -> None:  # type: ignore[no-untyped-def]
+    # Seen with the local 1.5B model: the extractor invented "built between 1887 and 1925" for the answer
+    # "completed in 1925" and the verifier then called it SUPPORTED. Such a claim is not the answer's.
+    def respond(req: ScriptedRequest) -> Step:
+        text = " ".join(str(m.get("content", "")) for m in req.messages)
+        if '"claims"' in text:
+            claims = [
+                "The Eiffel Tower was completed in 1925.",
+                "The Eiffel Tower was built between 1887 and 1925.",
+            ]
+            return Step(text=json.dumps({"claims": claims}))
+        return Step(text=json.dumps({"reasoning": "1889 in the source", "verdict": "CONTRADICTED"}))
+
+    srv = await scripted(respond)
+    llm = from_spec(f"openai-compatible:m@{srv.url}")
+    from ragmeter.judges import factuality
+
+    result = await factuality(
+        "When?", "The Eiffel Tower was completed in 1925.", ["Completed in 1889."], llm=llm
+    )
+    assert result.value == 0.0 and result.details["n_claims"] == 1
+    assert result.details["invented_claims"] == ["The Eiffel Tower was built between 1887 and 1925."]
+    assert len(srv.requests) == 2  # one extraction, one verification: the invented claim is never checked
+    # an answer without numbers: both scripted claims are invented, so nothing is checked
+    only_invented = await factuality("When?", "It was finished long ago.", ["Completed in 1889."], llm=llm)
+    await llm.aclose()
+    assert only_invented.value is None and "numbers the answer does not contain" in (
+        only_invented.error or ""
+    )

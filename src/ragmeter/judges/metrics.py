@@ -254,6 +254,18 @@ def _verdict_parser(text: str) -> tuple[_Verdict, list[str]]:
     return _validated(_Verdict, text), []
 
 
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _invented(claims: list[str], answer: str) -> tuple[list[str], list[str]]:
+    """Split extracted claims into those the answer can state and those it cannot: a claim with a number
+    that the answer does not contain was invented by the extractor (small models do this), not taken from
+    the answer, so it is not checked. Rephrasing and resolved pronouns are kept: only numbers are tested."""
+    numbers = set(_NUMBER.findall(answer))
+    kept = [c for c in claims if set(_NUMBER.findall(c)) <= numbers]
+    return kept, [c for c in claims if c not in kept]
+
+
 async def factuality(
     question: str,
     answer: str,
@@ -279,7 +291,17 @@ async def factuality(
         extracted = await ask(
             llm, prompt, {"question": question, "answer": answer}, _claims_parser, query_id=query_id
         )
-        claims: list[str] = extracted.value
+        claims, invented = _invented(extracted.value, answer)
+        if invented:
+            flags.append(f"{len(invented)} extracted claim(s) state numbers the answer does not: not checked")
+        if not claims:
+            return MetricResult(
+                name=prompt.name,
+                value=None,
+                error="every extracted claim states numbers the answer does not contain",
+                details={"invented_claims": invented, "flags": flags},
+                version=prompt.version,
+            )
         checks = await asyncio.gather(
             *(
                 ask(llm, verify, {"contexts": sources, "claim": c}, _verdict_parser, query_id=query_id)
@@ -310,6 +332,7 @@ async def factuality(
         }
         details: dict[str, Any] = {
             "claims": rows,
+            "invented_claims": invented,
             "n_claims": len(claims),
             "n_supported": counts["SUPPORTED"],
             "n_not_supported": counts["NOT_SUPPORTED"],

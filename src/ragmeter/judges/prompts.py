@@ -66,7 +66,7 @@ Reply with JSON only: {{"reasoning": "<one or two sentences>", "grade": <integer
 
 FACTUALITY_VERIFY = Prompt(
     "factuality",
-    2,
+    3,
     "You check one claim against source texts. You reply in JSON.",
     """Sources:
 {contexts}
@@ -87,7 +87,7 @@ Reply with JSON only: {{"reasoning": "<comparison>", "verdict": "SUPPORTED|NOT_S
 # model; checking claims one at a time, comparison first, got it right.
 FACTUALITY = Prompt(
     "factuality",
-    2,
+    3,
     "You split answers into factual claims. You reply in JSON.",
     """Question: {question}
 
