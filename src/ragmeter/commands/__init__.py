@@ -1,1 +1,0 @@
-"""CLI commands of the runner and the store: run, runs, ingest, testcases, demo (imported lazily)."""
