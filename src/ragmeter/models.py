@@ -122,6 +122,8 @@ class MetricSummary(BaseModel):
     n: int
     n_null: int = 0
     ci95: tuple[float, float] | None = None
+    # How ci95 was computed: "bootstrap-percentile" or "wilson" (None: no interval, or an older run).
+    ci_method: str | None = None
 
 
 class EvalConfig(BaseModel):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter.commands.demo import _judge_hint
+from ragmeter.cli.demo import _judge_hint
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -52,7 +52,8 @@ def test_demo_systems_are_specs_that_resume_can_rebuild() -> None:
     pytest.importorskip("bm25s")
     import asyncio
 
-    from ragmeter.commands.demo import DemoFulltext, _spec
+    from ragmeter.systems.demo import DemoFulltext
+    from ragmeter.systems.demo import system_ref as _spec
     from ragmeter.datasets import demo_dataset
     from ragmeter.systems import Retrieved, aanswer, aretrieve, build_system
 

@@ -150,7 +150,7 @@ def test_config_from_yaml_and_toml_with_overrides(tmp_path: Path) -> None:
 
 
 def test_compare_counts_wins_in_the_metric_direction() -> None:
-    from ragmeter.commands.runs import compare_rows
+    from ragmeter.cli.runs import compare_rows
     from ragmeter.models import EvalRunResult, MetricResult, QueryEvalResult
 
     def run(values: dict[str, tuple[float, float]]) -> EvalRunResult:

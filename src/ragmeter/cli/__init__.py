@@ -17,17 +17,17 @@ from ragmeter.errors import RagmeterError
 
 # name -> "module:attribute" of a click command or group. One line per command.
 COMMANDS: dict[str, str] = {
-    "eval": "ragmeter.ir.cli:eval_command",
-    "judge-server": "ragmeter.llm.cli:judge_server",
-    "run": "ragmeter.commands.run:run_command",
-    "runs": "ragmeter.commands.runs:runs",
-    "ingest": "ragmeter.commands.ingest:ingest_command",
-    "testcases": "ragmeter.commands.ingest:testcases",
-    "demo": "ragmeter.commands.demo:demo_command",
-    "datasets": "ragmeter.datasets.cli:datasets",
-    "report": "ragmeter.report.cli:report_command",
-    "experiment": "ragmeter.experiments.cli:experiment_command",
-    "generate": "ragmeter.datasets.generate_cli:generate_command",
+    "eval": "ragmeter.cli.eval:eval_command",
+    "judge-server": "ragmeter.cli.judge_server:judge_server",
+    "run": "ragmeter.cli.run:run_command",
+    "runs": "ragmeter.cli.runs:runs",
+    "ingest": "ragmeter.cli.ingest:ingest_command",
+    "testcases": "ragmeter.cli.ingest:testcases",
+    "demo": "ragmeter.cli.demo:demo_command",
+    "datasets": "ragmeter.cli.datasets:datasets",
+    "report": "ragmeter.cli.report:report_command",
+    "experiment": "ragmeter.cli.experiment:experiment_command",
+    "generate": "ragmeter.cli.generate:generate_command",
 }
 
 

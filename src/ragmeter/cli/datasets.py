@@ -54,6 +54,6 @@ def fetch_command(name: str, base_url: str | None) -> None:
 
 
 # Issue 7 (citation prediction): the command lives next to its builder.
-from ragmeter.datasets.citation_cli import build_citation_command  # noqa: E402
+from ragmeter.cli.citation import build_citation_command  # noqa: E402
 
 datasets.add_command(build_citation_command)

@@ -7,14 +7,13 @@ Ingest the demo corpus into the store, evaluate the built-in pipeline in BM25, d
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ragmeter.commands.common import console, db_option, fmt_value, open_db
+from ragmeter.cli.options import console, db_option, fmt_value, open_db
 
 MODES = ("fulltext", "semantic", "hybrid")
 # Judges of the demo's judged run: the two whose replies are short with the local 1.5B model (measured:
@@ -27,89 +26,7 @@ LOCAL_JUDGE_SAMPLE = 3
 # The demo's wall-clock budget: judging gets what is left of it and stops (resumable) when it runs out.
 DEMO_BUDGET_S = 150.0  # + start-up and shutting the judge down: under 3 minutes of wall time
 HEADLINE = ("ndcg@10", "recall@5", "mrr", "token_f1", "rouge_l", "sbert_similarity")
-_STOP = {
-    "the",
-    "a",
-    "an",
-    "of",
-    "to",
-    "in",
-    "is",
-    "what",
-    "which",
-    "how",
-    "does",
-    "do",
-    "for",
-    "and",
-    "or",
-    "by",
-}
-
-
-def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP}
-
-
-class ExtractiveAnswerer:
-    """The demo's answer generator: the sentence of the top contexts that shares most words with the
-    question. A transparent offline baseline (no LLM), so the answer metrics have something to score."""
-
-    def __init__(self, retriever: Any) -> None:
-        self.retriever = retriever
-        self.name = f"{getattr(retriever, 'name', 'builtin')}+extractive"
-
-    async def retrieve(self, query: str, k: int) -> Any:
-        from ragmeter.systems import aretrieve
-
-        return await aretrieve(self.retriever, query, k)
-
-    def answer(self, query: str, contexts: list[Any]) -> str | None:
-        q = _words(query)
-        best, best_score = None, 0.0
-        for rank, ctx in enumerate(contexts[:3]):
-            for sentence in re.split(r"(?<=[.!?])\s+", ctx.text):
-                overlap = len(q & _words(sentence))
-                score = overlap - 0.1 * rank
-                if overlap and score > best_score:
-                    best, best_score = sentence.strip(), score
-        return best
-
-
-class _DemoSystem(ExtractiveAnswerer):
-    """The built-in pipeline over the demo corpus with the extractive answerer, as a `module:Class` system
-    spec, so that `ragmeter run --resume` of a demo run rebuilds exactly the system the demo used."""
-
-    mode = "hybrid"
-
-    def __init__(self) -> None:
-        from ragmeter.datasets import demo_dataset
-        from ragmeter.systems import build_system
-
-        super().__init__(build_system("builtin", dataset=demo_dataset(), mode=self.mode, collection="demo"))
-
-
-class DemoFulltext(_DemoSystem):
-    mode = "fulltext"
-
-
-class DemoSemantic(_DemoSystem):
-    mode = "semantic"
-
-
-class DemoHybrid(_DemoSystem):
-    mode = "hybrid"
-
-
-DEMO_SYSTEMS: dict[str, type[_DemoSystem]] = {
-    "fulltext": DemoFulltext,
-    "semantic": DemoSemantic,
-    "hybrid": DemoHybrid,
-}
-
-
-def _spec(cls: type) -> str:
-    return f"{cls.__module__}:{cls.__name__}"
+from ragmeter.systems.demo import DEMO_SYSTEMS, DemoHybrid, system_ref
 
 
 def _judge_hint() -> str:
@@ -145,7 +62,7 @@ def demo_command(
     db: str | None,
 ) -> None:
     """Run the whole tool offline on the shipped demo dataset (under 3 minutes on 2 cores)."""
-    from ragmeter.commands.ingest import ingest_documents
+    from ragmeter.datasets.ingest import ingest_documents
     from ragmeter.datasets import demo_dataset
     from ragmeter.models import EvalConfig, EvalRunResult
     from ragmeter.runner import run_evaluation
@@ -169,7 +86,7 @@ def demo_command(
         systems[mode] = DEMO_SYSTEMS[mode]()
         config = EvalConfig(
             dataset="demo",
-            system=_spec(DEMO_SYSTEMS[mode]),
+            system=system_ref(DEMO_SYSTEMS[mode]),
             mode=mode,
             namespace="demo",
             output=str(outdir / f"{mode}.json"),
@@ -204,7 +121,7 @@ def demo_command(
             )
         config = EvalConfig(
             dataset="demo",
-            system=_spec(DemoHybrid),
+            system=system_ref(DemoHybrid),
             mode="hybrid",
             namespace="demo",
             use_llm_judge=True,

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ragmeter.commands.common import (
+from ragmeter.cli.options import (
     check_fail_under,
     db_option,
     default_output,

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from ragmeter.commands.common import (
+from ragmeter.cli.options import (
     console,
     db_option,
     echo_json,

@@ -1,0 +1,190 @@
+"""The metric registry: the one place that knows what a metric is.
+
+Nobody else keeps a list of metric names, directions or ranges: the runner asks which metrics a run
+computes, the gate and `--metrics` ask whether a name exists, compare/report/ablations ask for direction,
+range and scale, the aggregator asks how to build an interval.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from ragmeter.errors import InputError
+from ragmeter.metrics.spec import Family, Interval, MetricSpec, ScoreInput, Stage
+
+_SPECS: dict[str, MetricSpec] = {}  # canonical name (or family template such as "ndcg@k") -> spec
+_ALIASES: dict[str, str] = {}
+_LATENCY = re.compile(r"^latency_([a-z0-9_]+)_ms$")
+
+
+def _add(spec: MetricSpec, *, replace: bool = False) -> MetricSpec:
+    taken = spec.name in _SPECS or spec.name in _ALIASES
+    if taken and not replace:
+        raise InputError(f"metric {spec.name!r} is already registered", source="metrics")
+    _SPECS[spec.name] = spec
+    for alias in spec.aliases:
+        _ALIASES[alias] = spec.name
+    return spec
+
+
+def register(
+    name: str,
+    compute: Callable[[ScoreInput], float | None],
+    *,
+    range: tuple[float | None, float | None] = (0.0, 1.0),  # noqa: A002 - the field's name
+    higher_is_better: bool = True,
+    inputs: Sequence[str] = ("answer", "gold_answers"),
+    scale: str | None = None,
+    interval: Interval = "bootstrap",
+    version: str = "1",
+    description: str = "",
+    aliases: Sequence[str] = (),
+    replace: bool = False,
+) -> MetricSpec:
+    """Register a metric of your own in one call. `compute(inp: ScoreInput) -> float | None` is called
+    once per answered query (None = undefined for that query); its values are aggregated, compared,
+    gated, exported and reported like every built-in metric.
+
+        ragmeter.metrics.register("answer_length", lambda i: float(len((i.answer or "").split())),
+                                  range=(0, None), higher_is_better=False, scale="words")
+    """
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+        raise InputError(f"a metric name is lower-case letters, digits and _: {name!r}", source="metrics")
+    if not callable(compute):
+        raise InputError(f"metric {name!r}: compute must be callable", source="metrics")
+    lo, hi = range
+    if lo is not None and hi is not None and lo >= hi:
+        raise InputError(f"metric {name!r}: range {range} is empty", source="metrics")
+    return _add(
+        MetricSpec(
+            name=name,
+            family="custom",
+            stage="query",
+            inputs=tuple(inputs),
+            range=(lo, hi),
+            higher_is_better=higher_is_better,
+            scale=scale or (f"{lo:g}-{hi:g}" if lo is not None and hi is not None else "unbounded"),
+            interval=interval,
+            version=version,
+            description=description,
+            aliases=tuple(aliases),
+            compute=compute,
+        ),
+        replace=replace,
+    )
+
+
+def unregister(name: str) -> None:
+    """Remove a user metric (tests, notebooks)."""
+    spec = _SPECS.get(name)
+    if spec is None or spec.family != "custom":
+        raise InputError(f"no user metric {name!r}", source="metrics")
+    del _SPECS[name]
+    for alias in spec.aliases:
+        _ALIASES.pop(alias, None)
+
+
+def declare(
+    name: str,
+    family: Family,
+    stage: Stage,
+    inputs: Sequence[str],
+    range: tuple[float | None, float | None],  # noqa: A002
+    *,
+    higher_is_better: bool = True,
+    **kw: Any,
+) -> MetricSpec:
+    """Register a built-in metric (ragmeter.metrics.builtin)."""
+    return _add(
+        MetricSpec(
+            name=name,
+            family=family,
+            stage=stage,
+            inputs=tuple(inputs),
+            range=range,
+            higher_is_better=higher_is_better,
+            **kw,
+        )
+    )
+
+
+def _retrieval(name: str) -> MetricSpec | None:
+    from ragmeter.ir.measures import parse_measure
+
+    try:
+        measure = parse_measure(name)
+    except InputError:
+        return None
+    base = measure.family
+    template = _SPECS.get(f"{base}@k") if measure.k else _SPECS.get(base)
+    if template is None:  # e.g. rprec@k is rejected by parse_measure already; defensive
+        return None
+    return template.with_name(measure.name, parameters=())
+
+
+def lookup(name: str) -> MetricSpec | None:
+    """The spec of a concrete metric name (aliases and trec_eval names accepted), or None."""
+    key = name.strip()
+    if key in _SPECS and not _SPECS[key].parameters:
+        return _SPECS[key]
+    if key in _ALIASES and not _SPECS[_ALIASES[key]].parameters:
+        return _SPECS[_ALIASES[key]]
+    m = _LATENCY.match(key)
+    if m:
+        return _SPECS["latency_ms"].with_name(key, parameters=(), description=f"{m.group(1)} stage latency")
+    return _retrieval(key)
+
+
+def get(name: str, *, source: str = "metrics") -> MetricSpec:
+    """The spec of `name`, or an InputError that lists what exists."""
+    spec = lookup(name)
+    if spec is None:
+        raise InputError(f"unknown metric {name!r}; known: {', '.join(known_names())}", source=source)
+    return spec
+
+
+def canonical(name: str, *, source: str = "metrics") -> str:
+    return get(name, source=source).name
+
+
+def check(names: Iterable[str], *, source: str = "metrics") -> list[str]:
+    """Canonical names of `names`, or one InputError naming the first unknown one."""
+    return [canonical(n, source=source) for n in names]
+
+
+def specs() -> list[MetricSpec]:
+    """Every registered record (families as templates), in display order."""
+    return sorted(_SPECS.values(), key=lambda s: (_FAMILY_ORDER.index(s.family), _order(s.name)))
+
+
+def known_names() -> list[str]:
+    return [s.name for s in specs()]
+
+
+_FAMILY_ORDER: list[str] = ["retrieval", "lexical", "semantic", "judge", "custom", "latency", "agreement"]
+_RETRIEVAL_ORDER = ["recall", "precision", "ndcg", "ndcg_exp", "hit", "mrr", "map", "rprec", "aqwv"]
+
+
+def _order(name: str) -> tuple[int, int, str]:
+    base, _, k = name.partition("@")
+    rank = _RETRIEVAL_ORDER.index(base) if base in _RETRIEVAL_ORDER else 99
+    return (rank, int(k) if k.isdigit() else 0, name)
+
+
+def sort_key(name: str) -> tuple[int, int, int, str]:
+    """Display order of concrete metric names: retrieval (by family, then cut-off), lexical, ..."""
+    spec = lookup(name)
+    fam = _FAMILY_ORDER.index(spec.family) if spec is not None else len(_FAMILY_ORDER)
+    return (fam, *_order(name))
+
+
+def higher_is_better(name: str) -> bool:
+    spec = lookup(name)
+    return True if spec is None else spec.higher_is_better
+
+
+def family_of(name: str) -> str | None:
+    spec = lookup(name)
+    return None if spec is None else spec.family

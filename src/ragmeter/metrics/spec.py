@@ -1,0 +1,91 @@
+"""What a metric is: one record that every consumer reads (runner, gate, compare, report, exports).
+
+Modelled on ir_measures (a measure is a small object with declared parameters, registered once) and
+lm-evaluation-harness's MetricSpec (everything a metric's consumers need in one record).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+Family = Literal["retrieval", "lexical", "semantic", "judge", "latency", "agreement", "custom"]
+# query: computed for each query as it completes (lexical, judges, user metrics);
+# run: computed after the loop over all queries at once, still one value per query (IR engine, SBERT batch);
+# summary: one value for the whole run, no per-query value (pass rates, PPI estimates, latency percentiles).
+Stage = Literal["query", "run", "summary"]
+Interval = Literal["bootstrap", "wilson", "none"]
+
+
+@dataclass(frozen=True)
+class ScoreInput:
+    """What a per-query metric may read: plain data, no store, no dataset classes."""
+
+    query_id: str
+    question: str
+    answer: str | None
+    gold_answers: Sequence[str]
+    contexts: Sequence[str]
+    retrieved_ids: Sequence[str]
+    qrels: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One metric. `name` is canonical; a parametrised family is registered once under a template name
+    (``ndcg@k``) and instantiated per cut-off by the registry (``ndcg@10``)."""
+
+    name: str
+    family: Family
+    stage: Stage
+    inputs: tuple[str, ...]
+    range: tuple[float | None, float | None]  # None = unbounded on that side
+    higher_is_better: bool
+    scale: str = "0-1"  # how values are shown to users
+    unit: str = ""
+    aggregation: str = "mean"
+    interval: Interval = "bootstrap"
+    version: str = "1"
+    aliases: tuple[str, ...] = ()
+    description: str = ""
+    parameters: tuple[str, ...] = ()  # e.g. ("k",) for ndcg@k
+    # User metrics: fn(ScoreInput) -> float | None, called per query by the scorer.
+    compute: Callable[[ScoreInput], float | None] | None = field(default=None, compare=False, repr=False)
+
+    def with_name(self, name: str, **changes: Any) -> MetricSpec:
+        return replace(self, name=name, **changes)
+
+    @property
+    def bounded(self) -> bool:
+        return self.range[0] is not None and self.range[1] is not None
+
+    def clip(self, value: float) -> float:
+        lo, hi = self.range
+        if lo is not None and value < lo:
+            return lo
+        if hi is not None and value > hi:
+            return hi
+        return value
+
+    def in_range(self, value: float, tol: float = 1e-9) -> bool:
+        lo, hi = self.range
+        return (lo is None or value >= lo - tol) and (hi is None or value <= hi + tol)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "family": self.family,
+            "stage": self.stage,
+            "inputs": list(self.inputs),
+            "range": [self.range[0], self.range[1]],  # null on an unbounded side
+            "scale": self.scale,
+            "unit": self.unit,
+            "higher_is_better": self.higher_is_better,
+            "aggregation": self.aggregation,
+            "interval": self.interval,
+            "version": self.version,
+            "aliases": list(self.aliases),
+            "parameters": list(self.parameters),
+            "description": self.description,
+        }
