@@ -33,7 +33,9 @@ def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def bootstrap_mean(values: Sequence[float], *, seed: int = 0, resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float]:
+def bootstrap_mean(
+    values: Sequence[float], *, seed: int = 0, resamples: int = BOOTSTRAP_RESAMPLES
+) -> tuple[float, float]:
     """Percentile bootstrap 95% interval of the mean (seeded, so the same values give the same interval)."""
     arr = np.asarray(values, dtype=np.float64)
     n = arr.size
@@ -58,7 +60,9 @@ def _is_binary(values: Sequence[float], spec: MetricSpec) -> bool:
     return lo == 0.0 and hi == 1.0 and all(v in (0.0, 1.0) for v in values)
 
 
-def interval(spec: MetricSpec | None, values: Sequence[float], *, seed: int = 0) -> tuple[tuple[float, float] | None, str | None]:
+def interval(
+    spec: MetricSpec | None, values: Sequence[float], *, seed: int = 0
+) -> tuple[tuple[float, float] | None, str | None]:
     """(95% interval, method name) for the mean of `values` under `spec`'s declared method."""
     if not values:
         return None, None

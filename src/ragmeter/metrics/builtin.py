@@ -11,58 +11,227 @@ RETRIEVAL_VERSION = "trec_eval-9.0.7"  # the rules these equal (ir_crosscheck/se
 
 def _retrieval() -> None:
     k = ("k",)
-    declare("recall@k", "retrieval", "run", RUN_INPUTS, UNIT, parameters=k, version=RETRIEVAL_VERSION,
-            aliases=("r@k",), description="relevant docs in the top k / relevant docs in the qrels")
-    declare("precision@k", "retrieval", "run", RUN_INPUTS, UNIT, parameters=k, version=RETRIEVAL_VERSION,
-            aliases=("p@k", "P_k"), description="relevant docs in the top k / k (k even if fewer retrieved)")
-    declare("ndcg@k", "retrieval", "run", RUN_INPUTS, UNIT, parameters=k, version=RETRIEVAL_VERSION,
-            aliases=("ndcg_cut_k",), description="nDCG at k, linear gain (trec_eval)")
-    declare("ndcg", "retrieval", "run", RUN_INPUTS, UNIT, version=RETRIEVAL_VERSION,
-            description="nDCG over the whole ranking, linear gain")
-    declare("ndcg_exp@k", "retrieval", "run", RUN_INPUTS, UNIT, parameters=k, version=RETRIEVAL_VERSION,
-            description="nDCG at k with exponential gain 2^grade - 1")
-    declare("ndcg_exp", "retrieval", "run", RUN_INPUTS, UNIT, version=RETRIEVAL_VERSION,
-            description="nDCG with exponential gain over the whole ranking")
-    declare("hit@k", "retrieval", "run", RUN_INPUTS, UNIT, parameters=k, version=RETRIEVAL_VERSION,
-            interval="wilson", aliases=("success@k",), description="1 if a relevant doc is in the top k")
-    declare("mrr", "retrieval", "run", RUN_INPUTS, UNIT, version=RETRIEVAL_VERSION,
-            aliases=("recip_rank",), description="reciprocal rank of the first relevant doc, any rank")
-    declare("mrr@k", "retrieval", "run", RUN_INPUTS, UNIT, parameters=k, version=RETRIEVAL_VERSION,
-            description="reciprocal rank of the first relevant doc within the top k")
-    declare("map", "retrieval", "run", RUN_INPUTS, UNIT, version=RETRIEVAL_VERSION,
-            description="average precision / relevant docs in the qrels")
-    declare("map@k", "retrieval", "run", RUN_INPUTS, UNIT, parameters=k, version=RETRIEVAL_VERSION,
-            aliases=("map_cut_k",), description="average precision over the top k")
-    declare("rprec", "retrieval", "run", RUN_INPUTS, UNIT, version=RETRIEVAL_VERSION,
-            aliases=("Rprec",), description="precision at R, R = relevant docs in the qrels")
-    declare("aqwv@k", "retrieval", "run", RUN_INPUTS, (None, 1.0), parameters=k, version=RETRIEVAL_VERSION,
-            scale="<=1", description="1 - P_miss - beta * P_FA at k (beta 40; no detection threshold)")
+    declare(
+        "recall@k",
+        "retrieval",
+        "run",
+        RUN_INPUTS,
+        UNIT,
+        parameters=k,
+        version=RETRIEVAL_VERSION,
+        aliases=("r@k",),
+        description="relevant docs in the top k / relevant docs in the qrels",
+    )
+    declare(
+        "precision@k",
+        "retrieval",
+        "run",
+        RUN_INPUTS,
+        UNIT,
+        parameters=k,
+        version=RETRIEVAL_VERSION,
+        aliases=("p@k", "P_k"),
+        description="relevant docs in the top k / k (k even if fewer retrieved)",
+    )
+    declare(
+        "ndcg@k",
+        "retrieval",
+        "run",
+        RUN_INPUTS,
+        UNIT,
+        parameters=k,
+        version=RETRIEVAL_VERSION,
+        aliases=("ndcg_cut_k",),
+        description="nDCG at k, linear gain (trec_eval)",
+    )
+    declare(
+        "ndcg",
+        "retrieval",
+        "run",
+        RUN_INPUTS,
+        UNIT,
+        version=RETRIEVAL_VERSION,
+        description="nDCG over the whole ranking, linear gain",
+    )
+    declare(
+        "ndcg_exp@k",
+        "retrieval",
+        "run",
+        RUN_INPUTS,
+        UNIT,
+        parameters=k,
+        version=RETRIEVAL_VERSION,
+        description="nDCG at k with exponential gain 2^grade - 1",
+    )
+    declare(
+        "ndcg_exp",
+        "retrieval",
+        "run",
+        RUN_INPUTS,
+        UNIT,
+        version=RETRIEVAL_VERSION,
+        description="nDCG with exponential gain over the whole ranking",
+    )
+    declare(
+        "hit@k",
+        "retrieval",
+        "run",
+        RUN_INPUTS,
+        UNIT,
+        parameters=k,
+        version=RETRIEVAL_VERSION,
+        interval="wilson",
+        aliases=("success@k",),
+        description="1 if a relevant doc is in the top k",
+    )
+    declare(
+        "mrr",
+        "retrieval",
+        "run",
+        RUN_INPUTS,
+        UNIT,
+        version=RETRIEVAL_VERSION,
+        aliases=("recip_rank",),
+        description="reciprocal rank of the first relevant doc, any rank",
+    )
+    declare(
+        "mrr@k",
+        "retrieval",
+        "run",
+        RUN_INPUTS,
+        UNIT,
+        parameters=k,
+        version=RETRIEVAL_VERSION,
+        description="reciprocal rank of the first relevant doc within the top k",
+    )
+    declare(
+        "map",
+        "retrieval",
+        "run",
+        RUN_INPUTS,
+        UNIT,
+        version=RETRIEVAL_VERSION,
+        description="average precision / relevant docs in the qrels",
+    )
+    declare(
+        "map@k",
+        "retrieval",
+        "run",
+        RUN_INPUTS,
+        UNIT,
+        parameters=k,
+        version=RETRIEVAL_VERSION,
+        aliases=("map_cut_k",),
+        description="average precision over the top k",
+    )
+    declare(
+        "rprec",
+        "retrieval",
+        "run",
+        RUN_INPUTS,
+        UNIT,
+        version=RETRIEVAL_VERSION,
+        aliases=("Rprec",),
+        description="precision at R, R = relevant docs in the qrels",
+    )
+    declare(
+        "aqwv@k",
+        "retrieval",
+        "run",
+        RUN_INPUTS,
+        (None, 1.0),
+        parameters=k,
+        version=RETRIEVAL_VERSION,
+        scale="<=1",
+        description="1 - P_miss - beta * P_FA at k (beta 40; no detection threshold)",
+    )
 
 
 def _lexical() -> None:
     ans = ("answer", "gold_answers")
     ver = "squad-v1.1"
-    declare("exact_match", "lexical", "query", ans, UNIT, version=ver, interval="wilson", aliases=("em",),
-            description="normalised answer equals a gold answer (SQuAD rules)")
-    declare("token_f1", "lexical", "query", ans, UNIT, version=ver, aliases=("f1",),
-            description="token F1 against the best gold answer (SQuAD rules)")
-    declare("rouge_l", "lexical", "query", ans, UNIT, version=ver, description="ROUGE-L F against the best gold")
-    declare("answer_relevance", "lexical", "query", ("answer", "question"), UNIT, version=ver,
-            description="token F1 of the answer against the question")
+    declare(
+        "exact_match",
+        "lexical",
+        "query",
+        ans,
+        UNIT,
+        version=ver,
+        interval="wilson",
+        aliases=("em",),
+        description="normalised answer equals a gold answer (SQuAD rules)",
+    )
+    declare(
+        "token_f1",
+        "lexical",
+        "query",
+        ans,
+        UNIT,
+        version=ver,
+        aliases=("f1",),
+        description="token F1 against the best gold answer (SQuAD rules)",
+    )
+    declare(
+        "rouge_l", "lexical", "query", ans, UNIT, version=ver, description="ROUGE-L F against the best gold"
+    )
+    declare(
+        "answer_relevance",
+        "lexical",
+        "query",
+        ("answer", "question"),
+        UNIT,
+        version=ver,
+        description="token F1 of the answer against the question",
+    )
     ctx = ("answer", "contexts")
-    declare("support_coverage", "lexical", "query", ctx, UNIT, version=ver,
-            description="share of answer tokens found in the retrieved contexts")
-    declare("support_density", "lexical", "query", ctx, UNIT, version=ver,
-            description="share of the answer covered by spans copied from the contexts")
-    declare("hallucination_rate", "lexical", "query", ctx, UNIT, higher_is_better=False, version=ver,
-            description="share of answer tokens found in no retrieved context")
+    declare(
+        "support_coverage",
+        "lexical",
+        "query",
+        ctx,
+        UNIT,
+        version=ver,
+        description="share of answer tokens found in the retrieved contexts",
+    )
+    declare(
+        "support_density",
+        "lexical",
+        "query",
+        ctx,
+        UNIT,
+        version=ver,
+        description="share of the answer covered by spans copied from the contexts",
+    )
+    declare(
+        "hallucination_rate",
+        "lexical",
+        "query",
+        ctx,
+        UNIT,
+        higher_is_better=False,
+        version=ver,
+        description="share of answer tokens found in no retrieved context",
+    )
 
 
 def _semantic() -> None:
-    declare("sbert_similarity", "semantic", "run", ("answer", "gold_answers"), UNIT, version="all-MiniLM-L6-v2",
-            description="cosine of answer and best gold answer embeddings, clipped to [0, 1]")
-    declare("cross_encoder_similarity", "semantic", "run", ("answer", "gold_answers"), UNIT,
-            description="sigmoid of a cross-encoder's score of (gold, answer)")
+    declare(
+        "sbert_similarity",
+        "semantic",
+        "run",
+        ("answer", "gold_answers"),
+        UNIT,
+        version="all-MiniLM-L6-v2",
+        description="cosine of answer and best gold answer embeddings, clipped to [0, 1]",
+    )
+    declare(
+        "cross_encoder_similarity",
+        "semantic",
+        "run",
+        ("answer", "gold_answers"),
+        UNIT,
+        description="sigmoid of a cross-encoder's score of (gold, answer)",
+    )
 
 
 def _judges() -> None:
@@ -77,26 +246,86 @@ def _judges() -> None:
     }
     for name, what in zero_one.items():
         declare(name, "judge", "query", ("question", "answer", "contexts", "judge"), UNIT, description=what)
-    declare("retrieval_grade", "judge", "query", ("question", "contexts", "judge"), (1.0, 10.0), scale="1-10",
-            description="LLM grade 1-10 of how well the retrieved chunks answer the question")
-    declare("total_score", "judge", "run", ("retrieval_grade", "qrels"), (0.0, 10.0), scale="0-10",
-            description="retrieval grade x position weight (rank 1: 1.0, 2-3: 0.95, 4-5: 0.85, else 0.6)")
+    declare(
+        "retrieval_grade",
+        "judge",
+        "query",
+        ("question", "contexts", "judge"),
+        (1.0, 10.0),
+        scale="1-10",
+        description="LLM grade 1-10 of how well the retrieved chunks answer the question",
+    )
+    declare(
+        "total_score",
+        "judge",
+        "run",
+        ("retrieval_grade", "qrels"),
+        (0.0, 10.0),
+        scale="0-10",
+        description="retrieval grade x position weight (rank 1: 1.0, 2-3: 0.95, 4-5: 0.85, else 0.6)",
+    )
 
 
 def _other() -> None:
-    declare("latency_ms", "latency", "query", (), (0.0, None), higher_is_better=False, scale="ms", unit="ms",
-            aggregation="p50/p95/max", interval="none", parameters=("stage",),
-            description="wall time of one stage of one query (latency_<stage>_ms: retrieve, generate, judge...)")
-    declare("ppi_mean", "agreement", "summary", ("judge", "human_labels"), (None, None), interval="none",
-            description="prediction-powered estimate of a judge metric's mean, corrected by human labels")
-    declare("kappa", "agreement", "summary", ("judge", "human_labels"), (-1.0, 1.0), scale="-1-1",
-            description="Cohen's kappa of judge vs human labels (unweighted)")
-    declare("weighted_kappa", "agreement", "summary", ("judge", "human_labels"), (-1.0, 1.0), scale="-1-1",
-            description="Cohen's kappa, quadratic weights (ordinal labels)")
-    declare("kendall_tau", "agreement", "summary", ("runs", "qrels"), (-1.0, 1.0), scale="-1-1",
-            description="Kendall's tau between system rankings under two qrels")
-    declare("tau_ap", "agreement", "summary", ("runs", "qrels"), (-1.0, 1.0), scale="-1-1",
-            description="tau_AP (Yilmaz et al. 2008): rank correlation weighted to the top")
+    declare(
+        "latency_ms",
+        "latency",
+        "query",
+        (),
+        (0.0, None),
+        higher_is_better=False,
+        scale="ms",
+        unit="ms",
+        aggregation="p50/p95/max",
+        interval="none",
+        parameters=("stage",),
+        description="wall time of one stage of one query (latency_<stage>_ms: retrieve, generate, judge...)",
+    )
+    declare(
+        "ppi_mean",
+        "agreement",
+        "summary",
+        ("judge", "human_labels"),
+        (None, None),
+        interval="none",
+        description="prediction-powered estimate of a judge metric's mean, corrected by human labels",
+    )
+    declare(
+        "kappa",
+        "agreement",
+        "summary",
+        ("judge", "human_labels"),
+        (-1.0, 1.0),
+        scale="-1-1",
+        description="Cohen's kappa of judge vs human labels (unweighted)",
+    )
+    declare(
+        "weighted_kappa",
+        "agreement",
+        "summary",
+        ("judge", "human_labels"),
+        (-1.0, 1.0),
+        scale="-1-1",
+        description="Cohen's kappa, quadratic weights (ordinal labels)",
+    )
+    declare(
+        "kendall_tau",
+        "agreement",
+        "summary",
+        ("runs", "qrels"),
+        (-1.0, 1.0),
+        scale="-1-1",
+        description="Kendall's tau between system rankings under two qrels",
+    )
+    declare(
+        "tau_ap",
+        "agreement",
+        "summary",
+        ("runs", "qrels"),
+        (-1.0, 1.0),
+        scale="-1-1",
+        description="tau_AP (Yilmaz et al. 2008): rank correlation weighted to the top",
+    )
 
 
 def load() -> None:
