@@ -33,7 +33,7 @@ def register(
     name: str,
     compute: Callable[[ScoreInput], float | None],
     *,
-    range: tuple[float | None, float | None] = (0.0, 1.0),  # noqa: A002 - the field's name
+    range: tuple[float | None, float | None] = (0.0, 1.0),
     higher_is_better: bool = True,
     inputs: Sequence[str] = ("answer", "gold_answers"),
     scale: str | None = None,
@@ -91,7 +91,7 @@ def declare(
     family: Family,
     stage: Stage,
     inputs: Sequence[str],
-    range: tuple[float | None, float | None],  # noqa: A002
+    range: tuple[float | None, float | None],
     *,
     higher_is_better: bool = True,
     **kw: Any,
