@@ -8,6 +8,7 @@ the first few in one clear error.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,16 +43,56 @@ def _format_validation_error(exc: ValidationError) -> list[str]:
     return out
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is not a finite number")
+    return value
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a finite number")
+
+
+def load_json_text(text: str) -> Any:
+    """json.loads that refuses NaN, Infinity and numbers that overflow to infinity (raises ValueError)."""
+    return json.loads(text, parse_float=_finite_float, parse_constant=_reject_constant)
+
+
 def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    """Yield (line number, parsed value) for each non-blank line; a bad line raises InputError."""
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
+    """Yield (line number, parsed value) for each non-blank line; a bad line raises InputError (bytes that
+    are not UTF-8, bad JSON, NaN or infinite numbers, nesting too deep)."""
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
+    offset = 0
+    with fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte offset {offset + exc.start})",
+                    source=str(path),
+                    line=lineno,
+                ) from None
+            offset += len(raw)
+            if lineno == 1 and line.startswith("\ufeff"):
+                line = line[1:]
             if not line.strip():
                 continue
             try:
-                yield lineno, json.loads(line)
+                value = load_json_text(line)
             except json.JSONDecodeError as exc:
                 raise InputError(f"not valid JSON ({exc.msg})", source=str(path), line=lineno) from None
+            except ValueError as exc:
+                raise InputError(f"not valid JSON ({exc})", source=str(path), line=lineno) from None
+            except RecursionError:
+                raise InputError(
+                    "not valid JSON (nested too deeply)", source=str(path), line=lineno
+                ) from None
+            yield lineno, value
 
 
 def document_from_record(record: Any) -> Document:
@@ -143,12 +184,26 @@ def check_dataset(
 
 def _parse_json_dataset(path: Path, problems: Problems) -> tuple[EvalDataset | None, list[str], list[str]]:
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        data = path.read_bytes()
+        data = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+        raw = load_json_text(data.decode("utf-8"))
+    except OSError as exc:
+        problems.add(str(path), f"cannot read: {exc.strerror}")
+        return None, [], []
     except json.JSONDecodeError as exc:
         problems.add(f"{path}:{exc.lineno}", f"not valid JSON ({exc.msg})")
         return None, [], []
-    except UnicodeDecodeError:
-        problems.add(str(path), "not UTF-8 text")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        problems.add(
+            f"{path}:{line}", f"not UTF-8 text (byte 0x{data[exc.start]:02x} at byte offset {exc.start})"
+        )
+        return None, [], []
+    except ValueError as exc:  # NaN, Infinity, integers too long to convert
+        problems.add(str(path), f"not valid JSON ({exc})")
+        return None, [], []
+    except RecursionError:
+        problems.add(str(path), "not valid JSON (nested too deeply)")
         return None, [], []
     if not isinstance(raw, dict):
         problems.add(str(path), "a dataset must be a JSON object with a 'queries' list")

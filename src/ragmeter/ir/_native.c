@@ -56,10 +56,14 @@ static int set_error(long line, long line2, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    /* ValueError(kind, line, 0, message): a tuple value becomes the exception's args. */
-    PyObject *args = Py_BuildValue("(slls)", "input", line, line2, msg);
-    PyErr_SetObject(PyExc_ValueError, args);
-    Py_XDECREF(args);
+    /* ValueError(("input", line, line2, message as bytes)): a tuple value becomes the exception's args.
+     * The message quotes file bytes, which need not be UTF-8: Python decodes and escapes it. */
+    int n = (int)strlen(msg);
+    PyObject *args = Py_BuildValue("(slly#)", "input", line, line2, msg, (Py_ssize_t)n);
+    if (args) {
+        PyErr_SetObject(PyExc_ValueError, args);
+        Py_DECREF(args);
+    }
     return -1;
 }
 
@@ -138,7 +142,7 @@ static int32_t intern(Interner *t, int64_t off, int32_t len) {
 static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-/* Exact (correctly rounded) parse of a decimal token; 0 ok, -1 not a number. */
+/* Exact (correctly rounded) parse of a decimal token; 0 ok, -1 not a number, -2 infinite (or overflows). */
 static int parse_double(const char *s, size_t n, double *out) {
     /* Fast path (Clinger): <= 15 significant digits, <= 22 fractional digits: m / 10^e is exact-rounded. */
     size_t i = 0;
@@ -175,13 +179,14 @@ static int parse_double(const char *s, size_t n, double *out) {
     char *end;
     double d = strtod(buf, &end);
     if (end != buf + n || isnan(d)) return -1;
+    if (!isfinite(d)) return -2;
     *out = d;
     return 0;
 }
 
 static int parse_grade(const char *s, size_t n, double *out) {
     double d;
-    if (parse_double(s, n, &d) < 0 || d != floor(d) || fabs(d) > 2147483647.0) return -1;
+    if (parse_double(s, n, &d) != 0 || d != floor(d) || fabs(d) > 2147483647.0) return -1;
     *out = d;
     return 0;
 }
@@ -336,8 +341,13 @@ done:
 
 /* ---------------- TREC text parsing ---------------- */
 #define MAXTOK 8
-/* ' ', \t, \v, \f, \r: the separators of a line (\n ends it) */
+/* ' ', \t, \v, \f, \r: the separators of a line (\n ends it); other C0 controls and DEL: not text */
 static const unsigned char WS[256] = {[' '] = 1, ['\t'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1};
+static const unsigned char CTRL[256] = {[0] = 1,    [1] = 1,    [2] = 1,    [3] = 1,    [4] = 1,    [5] = 1,
+                                        [6] = 1,    [7] = 1,    [8] = 1,    [0x0e] = 1, [0x0f] = 1, [0x10] = 1,
+                                        [0x11] = 1, [0x12] = 1, [0x13] = 1, [0x14] = 1, [0x15] = 1, [0x16] = 1,
+                                        [0x17] = 1, [0x18] = 1, [0x19] = 1, [0x1a] = 1, [0x1b] = 1, [0x1c] = 1,
+                                        [0x1d] = 1, [0x1e] = 1, [0x1f] = 1, [0x7f] = 1};
 #define IS_WS(c) (WS[(unsigned char)(c)])
 
 static PyObject *py_parse_trec(PyObject *self, PyObject *args) {
@@ -351,7 +361,7 @@ static PyObject *py_parse_trec(PyObject *self, PyObject *args) {
     size_t cap = 1;
     for (const char *p = data; p < end && (p = memchr(p, '\n', (size_t)(end - p))); p++) cap++;
     Row *rows = malloc(cap * sizeof(Row));
-    Interner qids;
+    Interner qids = {0}; /* zeroed: interner_free is safe even when init is skipped */
     PyObject *result = NULL;
     if (!rows || interner_init(&qids, data) < 0) {
         PyErr_NoMemory();
@@ -373,7 +383,14 @@ static PyObject *py_parse_trec(PyObject *self, PyObject *args) {
             while (p < eol && IS_WS(*p)) p++;
             if (p >= eol) break;
             const char *s = p;
-            while (p < eol && !IS_WS(*p)) p++;
+            while (p < eol && !IS_WS(*p)) {
+                if (CTRL[(unsigned char)*p]) {
+                    set_error(lineno, (long)(p - data), "control character 0x%02x at byte offset %ld: not a text file",
+                              (unsigned)(unsigned char)*p, (long)(p - data));
+                    goto out;
+                }
+                p++;
+            }
             if (nt < MAXTOK) {
                 tok[nt] = s;
                 tlen[nt] = (size_t)(p - s);
@@ -392,8 +409,12 @@ static PyObject *py_parse_trec(PyObject *self, PyObject *args) {
             goto out;
         }
         double v;
-        if (is_run ? parse_double(tok[vcol], tlen[vcol], &v) : parse_grade(tok[vcol], tlen[vcol], &v)) {
-            set_error(lineno, 0, is_run ? "score '%.*s' is not a number" : "grade '%.*s' is not an integer",
+        int bad = is_run ? parse_double(tok[vcol], tlen[vcol], &v) : parse_grade(tok[vcol], tlen[vcol], &v);
+        if (bad) {
+            set_error(lineno, 0,
+                      !is_run       ? "grade '%.*s' is not an integer"
+                      : bad == -2   ? "score '%.*s' is not a finite number"
+                                    : "score '%.*s' is not a number",
                       (int)(tlen[vcol] > 40 ? 40 : tlen[vcol]), tok[vcol]);
             goto out;
         }

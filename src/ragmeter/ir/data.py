@@ -13,12 +13,17 @@ Both are a query table plus flat row columns (no dict of dicts):
 Run rows are kept in trec_eval's rank order inside each query: score descending compared as float32,
 ties by doc id descending byte-wise. The file's rank column and row order are ignored. A doc id
 repeated within one query is an error unless ``keep_first=True``.
+
+Every file reader fails only with ``InputError`` naming the file and, where known, the line: a file
+must be UTF-8 text (a leading BOM is dropped), hold at least one row, and every score must be finite.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -32,6 +37,51 @@ from ragmeter.errors import InputError
 from ragmeter.ir import _native
 
 T = TypeVar("T", bound="_Table")
+
+_BOM = b"\xef\xbb\xbf"
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f]")  # C0 controls but \t \n \v \f \r, and DEL
+_INT32_MAX = 2147483647
+
+
+def _escape(text: str) -> str:
+    """Escape control characters of file content quoted in a message (no raw bytes reach a terminal)."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
+def _show(raw: bytes | str, limit: int = 60) -> str:
+    text = raw.decode("utf-8", "backslashreplace") if isinstance(raw, bytes) else raw
+    text = _escape(text)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def text_bytes(data: bytes, *, source: str) -> bytes:
+    """The bytes of a UTF-8 text file, its BOM dropped; binary or non-UTF-8 data is an InputError."""
+    shift = 0
+    if data.startswith(_BOM):
+        data, shift = data[3:], 3
+    elif data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise InputError("UTF-16 text: save the file as UTF-8", source=source, line=1)
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise InputError(
+            f"binary data (a NUL byte at byte offset {nul + shift}), expected text",
+            source=source,
+            line=data.count(b"\n", 0, nul) + 1,
+        )
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(
+                f"not UTF-8 text (byte 0x{data[exc.start]:02x} at byte offset {exc.start + shift})",
+                source=source,
+                line=data.count(b"\n", 0, exc.start) + 1,
+            ) from None
+    return data
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a finite number")
 
 
 def read_bytes(path: str | Path) -> bytes:
@@ -51,6 +101,28 @@ def read_bytes(path: str | Path) -> bytes:
         except (OSError, EOFError) as exc:
             raise InputError(f"corrupt gzip data: {exc}", source=str(path)) from None
     return data
+
+
+def _parse_value(text: str) -> float | None:
+    """A TSV value as trec_eval's reader takes a number: decimal or exponent notation only (no "1_0")."""
+    if not text or "_" in text:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _is_tsv_header(first: bytes) -> bool:
+    """A BEIR TSV starts with a 3-column header whose last field is not a number (query-id, corpus-id, score)."""
+    fields = first.rstrip(b"\r").split(b"\t")
+    if len(fields) != 3:
+        return False
+    try:
+        float(fields[2])
+    except ValueError:
+        return True
+    return False
 
 
 def _line_of_row(data: bytes, row: int) -> int:
@@ -91,20 +163,35 @@ class _Table:
 
     @classmethod
     def from_trec_bytes(cls: type[T], data: bytes, *, source: str = "<bytes>", keep_first: bool = False) -> T:
+        """Parse the contents of a TREC file (UTF-8; a BOM is dropped)."""
+        return cls._trec(text_bytes(data, source=source), source=source, keep_first=keep_first)
+
+    @classmethod
+    def _trec(cls: type[T], data: bytes, *, source: str, keep_first: bool) -> T:
         try:
             query_ids, parts = _native.parse_trec(data, cls._is_run, keep_first)
         except ValueError as exc:
+            if len(exc.args) != 4:  # not one of the parser's own errors: still one line naming the file
+                raise InputError(f"cannot parse: {_show(str(exc), 200)}", source=source) from None
             kind, a, b, detail = exc.args
             if kind == "duplicate":
-                doc = detail.decode("utf-8", "replace")
                 raise InputError(
-                    f"document {doc!r} appears twice in one query (first at line {_line_of_row(data, b)}); "
-                    "pass keep_first to keep the first",
+                    f"document '{_show(detail)}' appears twice in one query (first at line "
+                    f"{_line_of_row(data, b)}); pass keep_first to keep the first",
                     source=source,
                     line=_line_of_row(data, a),
                 ) from None
-            raise InputError(str(detail), source=source, line=a) from None
-        return cls._from_native(query_ids, parts)
+            raise InputError(_show(detail, 300), source=source, line=a) from None
+        return cls._check_not_empty(cls._from_native(query_ids, parts), data, source)
+
+    @classmethod
+    def _check_not_empty(cls: type[T], table: T, data: bytes, source: str) -> T:
+        if len(table) == 0:
+            what = "retrieved document" if cls._is_run else "judgment"
+            if not data.strip():
+                raise InputError(f"the file is empty: no {what}s", source=source)
+            raise InputError(f"no {what} in the file", source=source)
+        return table
 
     @classmethod
     def from_columns(
@@ -122,12 +209,22 @@ class _Table:
         vals = np.asarray(values, dtype=np.float64).reshape(-1)
         if not (len(qcol) == len(dcol) == len(vals)):
             raise InputError("query, doc and value columns differ in length", source=source)
-        if np.isnan(vals).any():
-            row = int(np.flatnonzero(np.isnan(vals))[0])
-            raise InputError(f"row {row + 1}: value is NaN", source=source)
-        if not cls._is_run and (vals != np.floor(vals)).any():
-            row = int(np.flatnonzero(vals != np.floor(vals))[0])
-            raise InputError(f"row {row + 1}: grade {vals[row]!r} is not an integer", source=source)
+        finite = np.isfinite(vals)
+        if not finite.all():
+            row = int(np.flatnonzero(~finite)[0])
+            raise InputError(
+                f"query {_show(qcol[row])!r}, doc {_show(dcol[row])!r}: value {vals[row]!r} is not a finite number",
+                source=source,
+            )
+        if not cls._is_run:
+            bad = (vals != np.floor(vals)) | (np.abs(vals) > _INT32_MAX)
+            if bad.any():
+                row = int(np.flatnonzero(bad)[0])
+                raise InputError(
+                    f"query {_show(qcol[row])!r}, doc {_show(dcol[row])!r}: grade {vals[row]!r} is not "
+                    "an integer (32-bit)",
+                    source=source,
+                )
         order: dict[str, int] = {}
         qidx = np.fromiter((order.setdefault(q, len(order)) for q in qcol), dtype=np.int32, count=len(qcol))
         lens = np.fromiter((len(d) for d in dcol), dtype=np.int64, count=len(dcol))
@@ -140,9 +237,9 @@ class _Table:
         except ValueError as exc:
             kind, a, _b, detail = exc.args
             if kind == "duplicate":
-                doc = detail.decode("utf-8", "replace")
                 raise InputError(
-                    f"document {doc!r} appears twice for query {qcol[a]!r}; pass keep_first to keep the first",
+                    f"document '{_show(detail)}' appears twice for query '{_show(qcol[a])}'; "
+                    "pass keep_first to keep the first",
                     source=source,
                 ) from None
             raise
@@ -185,13 +282,21 @@ class _Table:
 
     @classmethod
     def _from_json_bytes(cls: type[T], data: bytes, *, source: str) -> T:
+        data = text_bytes(data, source=source)
         try:
-            obj = json.loads(data)
+            obj = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
         except json.JSONDecodeError as exc:
             raise InputError(f"invalid JSON: {exc.msg}", source=source, line=exc.lineno) from None
+        except ValueError as exc:  # NaN/Infinity, integers too long to convert
+            raise InputError(f"invalid JSON: {_show(str(exc), 200)}", source=source) from None
+        except RecursionError:
+            raise InputError("invalid JSON: nested too deeply", source=source) from None
         if not isinstance(obj, dict):
             raise InputError("expected a JSON object {query_id: {doc_id: value}}", source=source)
-        return cls.from_dict(obj, source=source)
+        for qid, docs in obj.items():
+            if not qid.strip() or (isinstance(docs, dict) and any(not d.strip() for d in docs)):
+                raise InputError(f"query {_show(qid)!r}: empty query or doc id", source=source)
+        return cls._check_not_empty(cls.from_dict(obj, source=source), data, source)
 
     @classmethod
     def from_dataframe(
@@ -224,14 +329,14 @@ class _Table:
     @classmethod
     def read(cls: type[T], path: str | Path, *, keep_first: bool = False) -> T:
         """Read by format: JSON object, BEIR TSV (with header), else TREC."""
-        data = read_bytes(path)
+        source = str(path)
+        data = text_bytes(read_bytes(path), source=source)
         head = data[:4096].lstrip()
         if head[:1] == b"{":
-            return cls._from_json_bytes(data, source=str(path))
-        first = head.split(b"\n", 1)[0]
-        if b"\t" in first and not first.split(b"\t")[-1].strip().lstrip(b"-").replace(b".", b"", 1).isdigit():
-            return cls._from_tsv_bytes(data, source=str(path), keep_first=keep_first)
-        return cls.from_trec_bytes(data, source=str(path), keep_first=keep_first)
+            return cls._from_json_bytes(data, source=source)
+        if _is_tsv_header(head.split(b"\n", 1)[0]):
+            return cls._from_tsv_bytes(data, source=source, keep_first=keep_first)
+        return cls._trec(data, source=source, keep_first=keep_first)
 
     @classmethod
     def from_tsv(cls: type[T], path: str | Path, *, keep_first: bool = False) -> T:
@@ -240,8 +345,17 @@ class _Table:
 
     @classmethod
     def _from_tsv_bytes(cls: type[T], data: bytes, *, source: str, keep_first: bool = False) -> T:
-        text = data.decode("utf-8", "surrogateescape")
-        lines = text.splitlines()
+        data = text_bytes(data, source=source)
+        # split on \n only (str.splitlines would also split on \x1c, \x85, \u2028 and shift line numbers)
+        text = data.decode("utf-8")
+        ctrl = _CONTROL.search(text)
+        if ctrl is not None:
+            raise InputError(
+                f"control character 0x{ord(ctrl.group()):02x}: not a text file",
+                source=source,
+                line=text.count("\n", 0, ctrl.start()) + 1,
+            )
+        lines = text.split("\n")
         qcol: list[str] = []
         dcol: list[str] = []
         vcol: list[float] = []
@@ -253,14 +367,21 @@ class _Table:
                 raise InputError(
                     f"expected 3 tab-separated columns, found {len(parts)}", source=source, line=lineno
                 )
-            try:
-                value = float(parts[2])
-            except ValueError:
-                raise InputError(f"value {parts[2]!r} is not a number", source=source, line=lineno) from None
-            qcol.append(parts[0].strip())
-            dcol.append(parts[1].strip())
+            qid, doc, raw = parts[0].strip(), parts[1].strip(), parts[2].strip()
+            if not qid or not doc:
+                raise InputError("empty query or doc id", source=source, line=lineno)
+            value = _parse_value(raw)
+            if value is None:
+                raise InputError(f"value '{_show(raw)}' is not a number", source=source, line=lineno)
+            if not math.isfinite(value):
+                raise InputError(f"value '{_show(raw)}' is not a finite number", source=source, line=lineno)
+            if not cls._is_run and (value != math.floor(value) or abs(value) > _INT32_MAX):
+                raise InputError(f"grade '{_show(raw)}' is not an integer", source=source, line=lineno)
+            qcol.append(qid)
+            dcol.append(doc)
             vcol.append(value)
-        return cls.from_columns(qcol, dcol, vcol, keep_first=keep_first, source=source)
+        table = cls.from_columns(qcol, dcol, vcol, keep_first=keep_first, source=source)
+        return cls._check_not_empty(table, b"\n".join(data.split(b"\n")[1:]), source)
 
     # ----- access ---------------------------------------------------------------------------
     @property
