@@ -19,7 +19,7 @@ from ragmeter.judges import (
     run_judges,
     summarize_retrieval_grades,
 )
-from ragmeter.judges.metrics import split_cited_sentences
+from ragmeter.judges.citation import split_cited_sentences
 from ragmeter.judges.parsing import ParseFailure, extract_json, find_number, read_score
 from ragmeter.llm import from_spec
 from ragmeter.llm.scripted import ScriptedRequest, Step
@@ -200,8 +200,13 @@ async def test_budget_exhaustion_is_a_null_with_reason(scripted) -> None:  # typ
 async def test_run_judges_rejects_unknown_names() -> None:
     with pytest.raises(InputError, match="unknown judge"):
         await run_judges(
-            ["factuality", "vibes"], question="q", answer="a", contexts=[], ground_truth=None, llm=None
-        )  # type: ignore[arg-type]
+            ["factuality", "vibes"],
+            question="q",
+            answer="a",
+            contexts=[],
+            ground_truth=None,
+            llm=None,  # type: ignore[arg-type]
+        )
 
 
 def test_prompt_versions_are_stable_and_distinct() -> None:

@@ -112,8 +112,8 @@ async def test_complete_sends_params_and_reports_usage(scripted) -> None:  # typ
     assert body["response_format"] == {"type": "json_object"}
     assert body["messages"] == MSG
     usage = client.usage
-    assert (usage.calls, usage.api_requests, usage.prompt_tokens, usage.completion_tokens) == (1, 1, 100, 20)
-    assert usage.by_metric["m1"].calls == 1
+    assert (usage.calls, usage.api_requests, usage.input_tokens, usage.output_tokens) == (1, 1, 100, 20)
+    assert usage.by_label["m1"].calls == 1 and usage.by_label["m1"].cost_usd == pytest.approx(140 / 1e6)
 
 
 async def test_429_honours_retry_after(scripted) -> None:  # type: ignore[no-untyped-def]
@@ -218,7 +218,7 @@ async def test_cache_makes_reruns_free_and_identical(scripted, tmp_path: Path, m
     assert len(srv.requests) == 2  # nothing sent
     assert [r.text for r in b] == [r.text for r in a]
     assert all(r.cached and r.cost_usd == 0.0 for r in b)
-    assert second.usage.cached_calls == 2 and second.usage.prompt_tokens == 0
+    assert second.usage.cached_calls == 2 and second.usage.input_tokens == 0
     await second.aclose()
 
     other_seed = from_spec(spec, cache=cache, seed=99)

@@ -1,5 +1,6 @@
-"""LLM-as-judge metrics. Every judge is an async function that returns a MetricResult and never
-raises: a failure is value=None with the reason in `error`; the prompt version is in `version`.
+"""LLM-as-judge metrics. Every judge is a declaration (`Judge`: name, prompt, reply schema, scale) run by
+one shared body; calling it returns a MetricResult and never raises: a failure is value=None with the
+reason in `error`; the prompt version is in `version`.
 
     result = await factuality(question, answer, contexts, llm=client)
     results = await run_judges(["factuality", "retrieval_grade"], question=..., answer=...,
@@ -9,39 +10,57 @@ raises: a failure is value=None with the reason in `error`; the prompt version i
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from ragmeter.errors import InputError
-from ragmeter.judges.metrics import (
-    answer_correctness,
-    citation_accuracy,
-    coherence,
-    completeness,
-    factuality,
-    groundedness,
-    relevance,
+from ragmeter.judges.answer import ANSWER_CORRECTNESS, COHERENCE, COMPLETENESS, GROUNDEDNESS, RELEVANCE
+from ragmeter.judges.citation import CITATION_ACCURACY
+from ragmeter.judges.factuality import FACTUALITY
+from ragmeter.judges.judge import Judge, JudgeInput
+from ragmeter.judges.retrieval import (
+    RETRIEVAL_GRADE,
+    position_weight,
+    retrieval_grade,
+    summarize_retrieval_grades,
 )
-from ragmeter.judges.prompts import ALL as PROMPTS
-from ragmeter.judges.retrieval import position_weight, retrieval_grade, summarize_retrieval_grades
+from ragmeter.judges.scales import Scale
 from ragmeter.llm.base import LLMClient
 from ragmeter.models import MetricResult
 
-JUDGES: dict[str, Callable[..., Any]] = {
-    "factuality": factuality,
-    "groundedness": groundedness,
-    "relevance": relevance,
-    "answer_correctness": answer_correctness,
-    "coherence": coherence,
-    "completeness": completeness,
-    "citation_accuracy": citation_accuracy,
-    "retrieval_grade": retrieval_grade,
+JUDGES: dict[str, Judge] = {
+    j.name: j
+    for j in (
+        FACTUALITY,
+        GROUNDEDNESS,
+        RELEVANCE,
+        ANSWER_CORRECTNESS,
+        COHERENCE,
+        COMPLETENESS,
+        CITATION_ACCURACY,
+        RETRIEVAL_GRADE,
+    )
 }
+
+PROMPTS = {name: judge.prompt for name, judge in JUDGES.items()}
+
+# The judges as functions: `await groundedness(question, answer, contexts, llm=client)`.
+factuality = FACTUALITY
+groundedness = GROUNDEDNESS
+relevance = RELEVANCE
+answer_correctness = ANSWER_CORRECTNESS
+coherence = COHERENCE
+completeness = COMPLETENESS
+citation_accuracy = CITATION_ACCURACY
 
 
 def prompt_versions(names: Sequence[str] | None = None) -> dict[str, str]:
     """{judge name: prompt version}, to store with a run."""
     return {n: PROMPTS[n].version for n in (names if names is not None else JUDGES)}
+
+
+def judge_scales(names: Sequence[str] | None = None) -> dict[str, dict[str, object]]:
+    """{judge name: the scale it asks the model for and the range of the value it stores}."""
+    return {n: JUDGES[n].scale.describe() for n in (names if names is not None else JUDGES)}
 
 
 def check_judge_names(names: Sequence[str]) -> None:
@@ -71,25 +90,17 @@ async def run_judges(
     Unknown names raise InputError before any call; judges themselves never raise.
     """
     check_judge_names(names)
-
-    async def one(name: str) -> MetricResult:
-        if name == "retrieval_grade":
-            return await retrieval_grade(
-                question, ground_truth, contexts, llm=llm, relevant_rank=relevant_rank, query_id=query_id
-            )
-        fn = JUDGES[name]
-        result: MetricResult = await fn(
-            question, answer or "", contexts, llm=llm, ground_truth=ground_truth, query_id=query_id
-        )
-        return result
-
-    results = await asyncio.gather(*(one(n) for n in names))
+    inp = JudgeInput(question, answer, contexts, ground_truth, relevant_rank, query_id)
+    results = await asyncio.gather(*(JUDGES[n].run(inp, llm) for n in names))
     return dict(zip(names, results, strict=True))
 
 
 __all__ = [
     "JUDGES",
     "PROMPTS",
+    "Judge",
+    "JudgeInput",
+    "Scale",
     "answer_correctness",
     "check_judge_names",
     "citation_accuracy",
@@ -97,6 +108,7 @@ __all__ = [
     "completeness",
     "factuality",
     "groundedness",
+    "judge_scales",
     "position_weight",
     "prompt_versions",
     "relevance",

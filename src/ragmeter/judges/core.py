@@ -9,7 +9,9 @@ from typing import Any, TypeVar
 
 from ragmeter.judges.parsing import ParseFailure
 from ragmeter.judges.prompts import REASK, Prompt
-from ragmeter.llm.base import LLMClient, LLMError
+from ragmeter.llm.base import LLMClient
+from ragmeter.llm.logs import TRACE
+from ragmeter.llm.types import LLMError
 from ragmeter.models import MetricResult
 
 log = logging.getLogger("ragmeter.judges")
@@ -32,6 +34,7 @@ class Reply:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached: bool = False
+    latency_s: float = 0.0
 
 
 def numbered(texts: Sequence[str], flags: list[str], *, what: str = "source") -> str:
@@ -61,7 +64,7 @@ async def ask(
     """Ask, parse; on a parse failure ask once more showing the reply and why it failed."""
     messages = prompt.messages(**values)
     reply = Reply(None, 0)
-    last_text = ""
+    last_text = reason = ""
     for attempt in (1, 2):
         resp = await llm.complete(
             messages, json=True, metric=prompt.name, query_id=query_id, max_tokens=prompt.max_tokens
@@ -70,14 +73,16 @@ async def ask(
         reply.prompt_tokens += resp.usage.prompt_tokens
         reply.completion_tokens += resp.usage.completion_tokens
         reply.cached = resp.cached
+        reply.latency_s += resp.latency_s
         last_text = resp.text
+        log.log(TRACE, "judge %s query=%s attempt %d reply:\n%s", prompt.name, query_id, attempt, resp.text)
         try:
             value, flags = parse(resp.text)
         except ParseFailure as exc:
             reason = str(exc)
             if resp.finish_reason == "length":
                 reason += " (the reply hit the token limit)"
-            log.debug("judge %s query=%s attempt %d: %s", prompt.name, query_id, attempt, reason)
+            log.debug("judge %s query=%s attempt %d unusable: %s", prompt.name, query_id, attempt, reason)
             if attempt == 2:
                 raise JudgeFailure(f"unusable reply after a re-ask: {reason}", last_text) from None
             messages = [
@@ -89,7 +94,7 @@ async def ask(
         reply.value = value
         reply.flags = flags
         if attempt == 2:
-            reply.flags.append("answered on the re-ask")
+            reply.flags.append(f"answered on the re-ask (the first reply: {reason})")
         return reply
     raise AssertionError("unreachable")
 
@@ -123,9 +128,14 @@ async def guarded(
         )
 
 
-def usage_details(reply: Reply) -> dict[str, Any]:
+def usage_details(*replies: Reply) -> dict[str, Any]:
+    """Attempts, cache and tokens of a judgment's replies, for its details."""
     return {
-        "attempts": reply.attempts,
-        "cached": reply.cached,
-        "tokens": {"prompt": reply.prompt_tokens, "completion": reply.completion_tokens},
+        "attempts": sum(r.attempts for r in replies),
+        "cached": all(r.cached for r in replies),
+        "tokens": {
+            "prompt": sum(r.prompt_tokens for r in replies),
+            "completion": sum(r.completion_tokens for r in replies),
+        },
+        "latency_s": round(sum(r.latency_s for r in replies), 6),
     }

@@ -10,10 +10,17 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from ragmeter.judges.scales import Scale
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _NUM = r"(-?\d+(?:\.\d+)?)(?=[^\d.]|\.(?!\d)|$)"
+
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class ParseFailure(Exception):
@@ -126,34 +133,79 @@ def as_number(value: Any, field: str) -> float:
     return number
 
 
-def read_score(
-    text: str, key: str, lo: float, hi: float, *, integer: bool = False, aliases: tuple[str, ...] = ()
-) -> tuple[float, dict[str, Any], list[str]]:
-    """(score, parsed JSON object or {}, flags): the score field, clamped into [lo, hi] and flagged."""
+def parse_model(model: type[M], text: str) -> M:
+    """The reply's JSON object validated against `model`; ParseFailure says what is wrong."""
     if not text.strip():
         raise ParseFailure("empty reply")
-    flags: list[str] = []
     obj = extract_json(text)
-    keys = (key, *aliases)
-    raw: Any = None
-    if obj is not None:
-        raw = next((obj[k] for k in keys if k in obj), None)
-    if raw is not None:
-        number = as_number(raw, key)
+    if obj is None:
+        raise ParseFailure("no JSON object in the reply")
+    try:
+        return model.model_validate(obj)
+    except ValidationError as exc:
+        raise ParseFailure(validation_reason(exc)) from None
+
+
+def validation_reason(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(x) for x in first.get("loc", ()))
+    return f"the JSON reply does not match the schema ({where}: {first.get('msg', 'invalid')})"
+
+
+def _field_flags(scale: Scale, used: str, number: float, others: list[tuple[str, Any]]) -> list[str]:
+    """Flags for alias fields next to the one used: not a number, out of range, or different."""
+    flags = []
+    for name, raw in others:
+        try:
+            other = as_number(raw, name)
+        except ParseFailure:
+            flags.append(f"{name} {raw!r} is not a number (ignored: {used} {number:g} used)")
+            continue
+        if not scale.lo <= other <= scale.hi:
+            flags.append(
+                f"{name} {other:g} out of range [{scale.lo:g}, {scale.hi:g}] (ignored: {used} {number:g} used)"
+            )
+        elif other != number:
+            flags.append(f"conflicting fields {used} {number:g} and {name} {other:g} ({used} used)")
+    return flags
+
+
+def read_reply(text: str, scale: Scale) -> tuple[float, dict[str, Any], list[str]]:
+    """(number on `scale`, parsed JSON object or {}, flags): the rules in `ragmeter.judges.scales`."""
+    if not text.strip():
+        raise ParseFailure("empty reply")
+    key = scale.key
+    obj = extract_json(text) or {}
+    fields = {str(k).strip().lower(): v for k, v in obj.items()}
+    present = [(k, fields[k]) for k in (key, *scale.aliases) if fields.get(k) is not None]
+    flags: list[str] = []
+    if present:
+        used, raw = present[0]
+        number = as_number(raw, used)
+        flags += _field_flags(scale, used, number, present[1:])
     else:
-        found = find_number(text, keys)
+        found = find_number(text, (key, *scale.aliases))
         if found is None:
-            if obj is not None:
+            if obj:
                 raise ParseFailure(f"the JSON reply has no {key!r} field")
             raise ParseFailure(f"no JSON object and no {key} in the reply")
         number, how = found
         flags.append(f"{key} taken from free text ({how})")
-        obj = obj or {}
-    if integer and number != round(number):
+    off = scale.off_scale(number)
+    if off is not None:
+        raise ParseFailure(off)
+    if scale.integer and number != round(number):
         flags.append(f"{key} {number:g} rounded to an integer")
         number = float(round(number))
-    if number < lo or number > hi:
-        clamped = min(max(number, lo), hi)
-        flags.append(f"{key} {number:g} out of range [{lo:g}, {hi:g}], clamped to {clamped:g}")
+    if number < scale.lo or number > scale.hi:
+        clamped = min(max(number, scale.lo), scale.hi)
+        flags.append(f"{key} {number:g} out of range [{scale.lo:g}, {scale.hi:g}], clamped to {clamped:g}")
         number = clamped
-    return number, obj or {}, flags
+    return number, obj, flags
+
+
+def read_score(
+    text: str, key: str, lo: float, hi: float, *, integer: bool = False, aliases: tuple[str, ...] = ()
+) -> tuple[float, dict[str, Any], list[str]]:
+    """`read_reply` on an ad-hoc scale: [lo, hi] asked as `key` (`aliases` accepted, flagged if they differ)."""
+    return read_reply(text, Scale(f"{lo:g}-{hi:g}", lo, hi, key=key, aliases=aliases, integer=integer))

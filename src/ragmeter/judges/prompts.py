@@ -217,17 +217,3 @@ Reply with JSON only:
 {{"citations": [{{"id": "C1", "reasoning": "<short>", "supported": true}}], "uncited_claims": ["U1"]}}""",
     max_tokens=1200,
 )
-
-ALL: dict[str, Prompt] = {
-    p.name: p
-    for p in (
-        RETRIEVAL_GRADE,
-        FACTUALITY,
-        GROUNDEDNESS,
-        RELEVANCE,
-        ANSWER_CORRECTNESS,
-        COHERENCE,
-        COMPLETENESS,
-        CITATION_ACCURACY,
-    )
-}

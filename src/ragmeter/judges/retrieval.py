@@ -10,8 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragmeter.judges import prompts as P
-from ragmeter.judges.core import ask, guarded, numbered, usage_details
-from ragmeter.judges.parsing import read_score
+from ragmeter.judges.core import numbered
+from ragmeter.judges.judge import Judge, JudgeInput
+from ragmeter.judges.scales import GRADE_1_10
 from ragmeter.llm.base import LLMClient
 from ragmeter.models import MetricResult
 
@@ -31,19 +32,50 @@ def position_weight(rank: int | None) -> float:
     return 0.6
 
 
-def _rank_details(rank: int | None) -> dict[str, Any]:
+def _known(inp: JudgeInput, grade: float | None) -> dict[str, Any]:
+    """The rank-based details, known whether or not the model graded."""
+    rank = inp.relevant_rank
+    weight = position_weight(rank)
     return {
+        "grade": grade,
+        "total_score": None if grade is None else round(grade * weight, 6),
         "relevant_rank": rank,
-        "position_weight": position_weight(rank),
+        "position_weight": weight,
         "hit@1": 1.0 if rank is not None and rank == 1 else 0.0,
         "hit@5": 1.0 if rank is not None and 1 <= rank <= 5 else 0.0,
     }
 
 
-def _grade_parser(text: str) -> tuple[tuple[float, str], list[str]]:
-    grade, obj, flags = read_score(text, "grade", 1.0, 10.0, integer=True, aliases=("score", "rating"))
-    reasoning = obj.get("reasoning", "")
-    return (grade, reasoning if isinstance(reasoning, str) else str(reasoning)), flags
+def _values(inp: JudgeInput, flags: list[str]) -> dict[str, str]:
+    return {
+        "question": inp.question,
+        "expected_answer": inp.ground_truth or "(not given: judge by the question alone)",
+        "chunks": numbered(inp.contexts, flags, what="chunk"),
+    }
+
+
+def _nothing_retrieved(judge: Judge, inp: JudgeInput) -> MetricResult | None:
+    """Nothing retrieved is, on the scale's own terms, "unrelated": grade 1 with no model call."""
+    if inp.contexts:
+        return None
+    details = {
+        "reasoning": "nothing was retrieved",
+        **_known(inp, 1.0),
+        "flags": ["no chunks retrieved: grade 1 without asking the model"],
+    }
+    return judge.result(1.0, details=details)
+
+
+RETRIEVAL_GRADE = Judge(
+    "retrieval_grade",
+    P.RETRIEVAL_GRADE,
+    GRADE_1_10,
+    _values,
+    needs=(),
+    known=_known,
+    shortcut=_nothing_retrieved,
+    description="grade 1-10 of how well the retrieved chunks answer the question with the expected answer",
+)
 
 
 async def retrieval_grade(
@@ -57,48 +89,8 @@ async def retrieval_grade(
 ) -> MetricResult:
     """Grade 1-10 of how well `chunks` (texts in rank order) answer the question with the expected
     answer. `relevant_rank` (1-based) is where the first relevant doc was retrieved, None if not."""
-    prompt = P.RETRIEVAL_GRADE
-
-    async def body() -> MetricResult:
-        base = _rank_details(relevant_rank)
-        if not chunks:
-            # Nothing retrieved is, on the scale's own terms, "unrelated": no model call needed.
-            details = {
-                "reasoning": "nothing was retrieved",
-                "grade": 1.0,
-                "total_score": 1.0 * base["position_weight"],
-                **base,
-                "flags": ["no chunks retrieved: grade 1 without asking the model"],
-            }
-            return MetricResult(name=prompt.name, value=1.0, details=details, version=prompt.version)
-        flags: list[str] = []
-        values = {
-            "question": question,
-            "expected_answer": expected_answer or "(not given: judge by the question alone)",
-            "chunks": numbered(chunks, flags, what="chunk"),
-        }
-        reply = await ask(llm, prompt, values, _grade_parser, query_id=query_id)
-        grade, reasoning = reply.value
-        details = {
-            "reasoning": reasoning,
-            "grade": grade,
-            "total_score": round(grade * base["position_weight"], 6),
-            **base,
-            "flags": flags + reply.flags,
-            **usage_details(reply),
-        }
-        return MetricResult(name=prompt.name, value=grade, details=details, version=prompt.version)
-
-    result = await guarded(prompt.name, prompt, body)
-    if result.value is None:
-        # The rank-based parts are still known when the grade is not.
-        result.details = {
-            **_rank_details(relevant_rank),
-            "grade": None,
-            "total_score": None,
-            **result.details,
-        }
-    return result
+    inp = JudgeInput(question, None, chunks, expected_answer, relevant_rank, query_id)
+    return await RETRIEVAL_GRADE.run(inp, llm)
 
 
 def summarize_retrieval_grades(results: Sequence[MetricResult]) -> dict[str, float | None]:

@@ -10,14 +10,8 @@ import os
 from typing import Any
 
 from ragmeter.errors import InputError, MissingExtraError
-from ragmeter.llm.base import (
-    PermanentError,
-    RawReply,
-    TokenUsage,
-    TransientError,
-    parse_retry_after,
-)
-from ragmeter.llm.openai_backend import SDKBackend, is_retryable_status
+from ragmeter.llm.openai_backend import SDKBackend
+from ragmeter.llm.types import PermanentError, RawReply, TokenUsage
 
 _JSON_HINT = "Reply with one JSON object and nothing else: no prose, no code fences."
 
@@ -59,20 +53,13 @@ class AnthropicClient(SDKBackend):
         }
         if system:
             kwargs["system"] = system
-        try:
-            resp = await self._client().messages.create(**kwargs)
-        except anthropic.APITimeoutError:
-            raise TransientError(f"timed out after {timeout:g} s") from None
-        except anthropic.APIConnectionError as exc:
-            raise TransientError(f"connection error: {exc}") from None
-        except anthropic.APIStatusError as exc:
-            status = exc.status_code
-            reason = f"HTTP {status}: {str(getattr(exc, 'message', exc))[:300]}"
-            if is_retryable_status(status):
-                raise TransientError(reason, parse_retry_after(dict(exc.response.headers))) from None
-            raise PermanentError(reason) from None
-        except anthropic.APIError as exc:
-            raise PermanentError(f"API error: {exc}") from None
+        client = self._client()
+        resp = await self._mapped(
+            anthropic,
+            lambda: client.messages.create(**kwargs),
+            timeout,
+            lambda exc: str(getattr(exc, "message", exc))[:300],
+        )
         text = "".join(
             getattr(block, "text", "") for block in resp.content if getattr(block, "type", "") == "text"
         )

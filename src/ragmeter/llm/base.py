@@ -12,18 +12,23 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
-
-from pydantic import BaseModel, Field
 
 from ragmeter.errors import RagmeterError
 from ragmeter.llm.cache import ResponseCache
+from ragmeter.llm.logs import TRACE
 from ragmeter.llm.pricing import estimate_cost
+from ragmeter.llm.types import (
+    BudgetExceededError,
+    LLMResponse,
+    PermanentError,
+    RawReply,
+    TokenUsage,
+    TransientError,
+)
+from ragmeter.llm.types import LLMError as LLMError  # re-exported: callers catch it from here
+from ragmeter.llm.usage import ClientUsage, UsageMeter
 
-# A custom level below DEBUG: full prompts and responses.
-TRACE = 5
-logging.addLevelName(TRACE, "TRACE")
 log = logging.getLogger("ragmeter.llm")
 
 # Backoff: full jitter on base * 2**attempt, capped; Retry-After wins when the server sends one.
@@ -31,103 +36,6 @@ BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 30.0
 RETRY_AFTER_CAP_S = 120.0
 DEFAULT_MAX_TOKENS = 1024
-
-
-class LLMError(RagmeterError):
-    """An LLM call failed for good (after its retries); `reason` is what a judge records."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-class BudgetExceededError(LLMError):
-    """The per-run budget of calls is spent."""
-
-
-class TransientError(Exception):
-    """A failure worth retrying: 429, 5xx, connection error, timeout."""
-
-    def __init__(self, reason: str, retry_after: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retry_after = retry_after
-
-
-class PermanentError(Exception):
-    """A failure not worth retrying: 4xx other than 408/409/429, a refusal, a malformed reply."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-@dataclass(frozen=True)
-class TokenUsage:
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-
-@dataclass(frozen=True)
-class RawReply:
-    """What a backend returns for one successful request."""
-
-    text: str
-    usage: TokenUsage
-    finish_reason: str | None = None
-
-
-@dataclass(frozen=True)
-class LLMResponse:
-    text: str
-    usage: TokenUsage
-    latency_s: float
-    cost_usd: float | None
-    cached: bool = False
-    attempts: int = 1
-    finish_reason: str | None = None
-
-
-class MetricUsage(BaseModel):
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-
-
-class UsageSummary(BaseModel):
-    """Calls, tokens and estimated cost of one client (one run). Safe to store: holds no secrets."""
-
-    calls: int = Field(0, description="complete() calls answered (cached or not)")
-    api_requests: int = Field(0, description="HTTP requests sent, retries included")
-    cached_calls: int = 0
-    failed_calls: int = 0
-    retries: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = Field(0.0, description="estimated, from the price table; unpriced calls add 0")
-    unpriced_calls: int = Field(0, description="calls of a model missing from the price table")
-    latency_s_total: float = 0.0
-    by_metric: dict[str, MetricUsage] = Field(default_factory=dict)
-
-
-@dataclass
-class _Counters:
-    calls: int = 0
-    api_requests: int = 0
-    cached_calls: int = 0
-    failed_calls: int = 0
-    retries: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    unpriced_calls: int = 0
-    latency_s_total: float = 0.0
-    by_metric: dict[str, MetricUsage] = field(default_factory=dict)
 
 
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
@@ -200,7 +108,7 @@ class LLMClient:
         self._prices = dict(prices) if prices else None
         self._cache = cache
         self._semaphore: asyncio.Semaphore | None = None
-        self._counters = _Counters()
+        self._meter = UsageMeter()
         self._reserved = 0  # calls admitted against the budget
         # Injectable for tests: how the client waits between retries.
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
@@ -242,21 +150,9 @@ class LLMClient:
         }
 
     @property
-    def usage(self) -> UsageSummary:
-        c = self._counters
-        return UsageSummary(
-            calls=c.calls,
-            api_requests=c.api_requests,
-            cached_calls=c.cached_calls,
-            failed_calls=c.failed_calls,
-            retries=c.retries,
-            prompt_tokens=c.prompt_tokens,
-            completion_tokens=c.completion_tokens,
-            cost_usd=round(c.cost_usd, 8),
-            unpriced_calls=c.unpriced_calls,
-            latency_s_total=round(c.latency_s_total, 6),
-            by_metric={k: v.model_copy() for k, v in c.by_metric.items()},
-        )
+    def usage(self) -> ClientUsage:
+        """Calls, tokens and cost so far, in total and per label (`metric=` of each call)."""
+        return self._meter.summary(self.backend, self.model)
 
     async def aclose(self) -> None:
         if self._cache is not None:
@@ -277,7 +173,10 @@ class LLMClient:
         query_id: str | None = None,
         max_tokens: int | None = None,
     ) -> LLMResponse:
-        """Send one chat request. Raises `LLMError` (with the reason) when it fails for good."""
+        """Send one chat request. Raises `LLMError` (with the reason) when it fails for good.
+
+        `metric` labels the call in `usage` (a judge's name, "generator"); unlabelled calls are
+        counted under "unlabelled"."""
         limit = max_tokens if max_tokens is not None else self.max_tokens
         key = None
         if self._cache is not None:
@@ -287,92 +186,74 @@ class LLMClient:
             if hit is not None:
                 text, usage, finish = hit
                 resp = LLMResponse(text, usage, 0.0, 0.0, cached=True, attempts=0, finish_reason=finish)
-                self._account(resp, metric, cached=True)
+                self._meter.answered(resp, metric)
                 self._log(resp, messages, metric, query_id)
                 return resp
-
         if self.budget is not None:
             if self._reserved >= self.budget:
-                self._counters.failed_calls += 1
+                self._meter.failed(metric)
                 raise BudgetExceededError(f"the run's budget of {self.budget} LLM calls is spent")
             self._reserved += 1
+        started = time.perf_counter()
+        try:
+            raw, attempts = await self._send_with_retries(messages, json, limit, metric, query_id)
+        except LLMError:
+            self._meter.failed(metric)
+            raise
+        resp = LLMResponse(
+            raw.text,
+            raw.usage,
+            time.perf_counter() - started,
+            self._cost(raw.usage),
+            cached=False,
+            attempts=attempts,
+            finish_reason=raw.finish_reason,
+        )
+        self._meter.answered(resp, metric)
+        if self._cache is not None and key is not None:
+            self._cache.put(key, self.backend, self.model, raw.text, raw.usage, raw.finish_reason)
+        self._log(resp, messages, metric, query_id)
+        return resp
 
+    async def _send_with_retries(
+        self, messages: list[dict[str, str]], json: bool, limit: int, metric: str | None, query_id: str | None
+    ) -> tuple[RawReply, int]:
+        """(reply, attempts): retries transient failures with backoff; anything else is an LLMError."""
         if self._semaphore is None:
             self._semaphore = asyncio.Semaphore(self.concurrency)
-        started = time.perf_counter()
         attempts = 0
         while True:
             attempts += 1
             try:
                 async with self._semaphore:
                     await self._before_call()
-                    self._counters.api_requests += 1
+                    self._meter.api_requests += 1
                     raw = await asyncio.wait_for(
                         self._send(messages, json=json, max_tokens=limit, timeout=self.timeout),
                         # The SDK has its own timeout; this one catches anything that slips past it.
                         timeout=self.timeout + 5.0,
                     )
-                break
+                return raw, attempts
             except TransientError as exc:
                 reason, retry_after = exc.reason, exc.retry_after
             except TimeoutError:
                 reason, retry_after = f"timed out after {self.timeout:g} s", None
             except PermanentError as exc:
-                self._counters.failed_calls += 1
                 log.debug("llm call failed metric=%s query=%s: %s", metric, query_id, exc.reason)
                 raise LLMError(exc.reason) from None
             except LLMError:
-                self._counters.failed_calls += 1
                 raise
             except RagmeterError as exc:  # e.g. a missing extra: a clear reason, not a traceback
-                self._counters.failed_calls += 1
                 raise LLMError(str(exc)) from None
             if attempts > self.max_retries:
-                self._counters.failed_calls += 1
                 log.debug("llm call failed metric=%s query=%s: %s", metric, query_id, reason)
                 raise LLMError(f"{reason} (gave up after {attempts} attempts)")
-            self._counters.retries += 1
+            self._meter.retries += 1
             delay = backoff_delay(attempts - 1, retry_after)
             log.debug(
                 "llm retry %d in %.2f s metric=%s query=%s: %s", attempts, delay, metric, query_id, reason
             )
             await self.sleep(delay)
-
-        latency = time.perf_counter() - started
-        resp = LLMResponse(
-            raw.text,
-            raw.usage,
-            latency,
-            self._cost(raw.usage),
-            cached=False,
-            attempts=attempts,
-            finish_reason=raw.finish_reason,
-        )
-        self._account(resp, metric, cached=False)
-        if self._cache is not None and key is not None:
-            self._cache.put(key, self.backend, self.model, raw.text, raw.usage, raw.finish_reason)
-        self._log(resp, messages, metric, query_id)
-        return resp
-
-    # --- bookkeeping ------------------------------------------------------------------------
-    def _account(self, resp: LLMResponse, metric: str | None, *, cached: bool) -> None:
-        c = self._counters
-        c.calls += 1
-        m = c.by_metric.setdefault(metric or "-", MetricUsage())
-        m.calls += 1
-        if cached:
-            c.cached_calls += 1
-            return
-        c.prompt_tokens += resp.usage.prompt_tokens
-        c.completion_tokens += resp.usage.completion_tokens
-        c.latency_s_total += resp.latency_s
-        m.prompt_tokens += resp.usage.prompt_tokens
-        m.completion_tokens += resp.usage.completion_tokens
-        if resp.cost_usd is None:
-            c.unpriced_calls += 1
-        else:
-            c.cost_usd += resp.cost_usd
-            m.cost_usd += resp.cost_usd
 
     def _log(
         self, resp: LLMResponse, messages: list[dict[str, str]], metric: str | None, query_id: str | None

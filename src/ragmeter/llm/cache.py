@@ -12,10 +12,9 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from ragmeter.llm.base import TokenUsage
+from ragmeter.llm.types import TokenUsage
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -51,8 +50,6 @@ class ResponseCache:
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
     def get(self, key: str) -> tuple[str, TokenUsage, str | None] | None:
-        from ragmeter.llm.base import TokenUsage
-
         with self._lock:
             row = self._db.execute(
                 "SELECT text, prompt_tokens, completion_tokens, finish_reason FROM responses WHERE key = ?",

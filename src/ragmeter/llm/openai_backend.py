@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ragmeter.errors import InputError, MissingExtraError
-from ragmeter.llm.base import (
-    LLMClient,
-    PermanentError,
-    RawReply,
-    TokenUsage,
-    TransientError,
-    parse_retry_after,
-)
+from ragmeter.llm.base import LLMClient, parse_retry_after
+from ragmeter.llm.types import PermanentError, RawReply, TokenUsage, TransientError
 
 # OpenAI reasoning models reject any temperature but the default.
 _NO_TEMPERATURE = re.compile(r"^(o\d|gpt-5)")
@@ -50,6 +45,27 @@ class SDKBackend(LLMClient):
             await self._sdk.close()
             self._sdk = None
         await super().aclose()
+
+    @staticmethod
+    async def _mapped(
+        sdk: Any, call: Callable[[], Awaitable[Any]], timeout: float, message: Callable[[Any], str]
+    ) -> Any:
+        """Await `call`, mapping the SDK's errors (OpenAI's and Anthropic's share their names) to
+        TransientError (worth a retry) or PermanentError."""
+        try:
+            return await call()
+        except sdk.APITimeoutError:
+            raise TransientError(f"timed out after {timeout:g} s") from None
+        except sdk.APIConnectionError as exc:
+            raise TransientError(f"connection error: {exc}") from None
+        except sdk.APIStatusError as exc:
+            status = exc.status_code
+            reason = f"HTTP {status}: {message(exc)}"
+            if is_retryable_status(status):
+                raise TransientError(reason, parse_retry_after(dict(exc.response.headers))) from None
+            raise PermanentError(reason) from None
+        except sdk.APIError as exc:
+            raise PermanentError(f"API error: {exc}") from None
 
 
 class OpenAIClient(SDKBackend):
@@ -97,29 +113,19 @@ class OpenAIClient(SDKBackend):
         want_json = json and self._json_mode_ok
         if want_json:
             kwargs["response_format"] = {"type": "json_object"}
-        try:
+
+        async def post() -> Any:
             try:
-                body = await self._post(client, kwargs, timeout)
+                return await self._post(client, kwargs, timeout)
             except openai.BadRequestError as exc:
                 # Some compatible servers reject response_format: ask once more without it, and remember.
-                if want_json and "response_format" in str(exc):
-                    self._json_mode_ok = False
-                    del kwargs["response_format"]
-                    body = await self._post(client, kwargs, timeout)
-                else:
+                if not (want_json and "response_format" in str(exc)):
                     raise
-        except openai.APITimeoutError:
-            raise TransientError(f"timed out after {timeout:g} s") from None
-        except openai.APIConnectionError as exc:
-            raise TransientError(f"connection error: {exc}") from None
-        except openai.APIStatusError as exc:
-            status = exc.status_code
-            reason = f"HTTP {status}: {_message(exc)}"
-            if is_retryable_status(status):
-                raise TransientError(reason, parse_retry_after(dict(exc.response.headers))) from None
-            raise PermanentError(reason) from None
-        except openai.APIError as exc:
-            raise PermanentError(f"API error: {exc}") from None
+                self._json_mode_ok = False
+                del kwargs["response_format"]
+                return await self._post(client, kwargs, timeout)
+
+        body = await self._mapped(openai, post, timeout, _message)
         return _reply(body)
 
     @staticmethod
