@@ -218,3 +218,16 @@ def test_compare_results_from_run_objects() -> None:
     assert [(r.run_a, r.run_b) for r in out] == [("x", "x (2)"), ("x", "run3")]
     assert out[0].get("m").delta == pytest.approx(0.2)
     assert out[0].get("m").p_perm == pytest.approx(brute_force_perm_p([0.1, 0.2, 0.3], [0.2, 0.4, 0.6]))
+
+
+def test_wins_follow_the_registry_direction() -> None:
+    import ragmeter.metrics as rm
+
+    a = {"q1": {"hallucination_rate": 0.5, "mrr": 0.5}, "q2": {"hallucination_rate": 0.2, "mrr": 0.5}}
+    b = {"q1": {"hallucination_rate": 0.1, "mrr": 1.0}, "q2": {"hallucination_rate": 0.2, "mrr": 0.2}}
+    cmp = compare_runs(a, b, seed=1, n_resamples=200)
+    hr, mrr = cmp.get("hallucination_rate"), cmp.get("mrr")
+    assert rm.higher_is_better("hallucination_rate") is False and hr.higher_is_better is False
+    # less hallucination in B on q1 is a win for B; the delta keeps its sign (B - A)
+    assert (hr.wins, hr.losses, hr.ties) == (1, 0, 1) and hr.delta == pytest.approx(-0.2)
+    assert mrr.higher_is_better and (mrr.wins, mrr.losses, mrr.ties) == (1, 1, 0)

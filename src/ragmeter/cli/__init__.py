@@ -28,6 +28,9 @@ COMMANDS: dict[str, str] = {
     "report": "ragmeter.cli.report:report_command",
     "experiment": "ragmeter.cli.experiment:experiment_command",
     "generate": "ragmeter.cli.generate:generate_command",
+    "judges": "ragmeter.cli.judges:judges",
+    "judge-qrels": "ragmeter.cli.judges:judge_qrels_command",
+    "metrics": "ragmeter.cli.metrics:metrics",
 }
 
 
@@ -53,7 +56,9 @@ def cli() -> None:
 
 def fail(message: str, code: int = 2) -> None:
     """Print one line to stderr and exit: the house style for bad input."""
-    click.echo(f"ragmeter: error: {message}", err=True)
+    from ragmeter.safety import printable  # a message may quote hostile data or a URL
+
+    click.echo(f"ragmeter: error: {printable(message)}", err=True)
     sys.exit(code)
 
 
@@ -62,6 +67,12 @@ def main(argv: list[str] | None = None) -> Any:
         return cli.main(args=argv, prog_name="ragmeter", standalone_mode=True)
     except RagmeterError as exc:
         fail(str(exc))
+    except BrokenPipeError:  # `ragmeter ... | head`: the reader left
+        sys.exit(1)
+    except (OSError, UnicodeError) as exc:  # a file problem no command named: still one line, exit 2
+        from ragmeter.safety import describe_file_error
+
+        fail(describe_file_error(exc))
     except KeyboardInterrupt:
         click.echo("ragmeter: interrupted", err=True)
         sys.exit(130)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
-
 import click
 
 from ragmeter.cli.options import console, db_option, echo_json, format_option, open_db
-from ragmeter.errors import InputError
 from ragmeter.datasets.ingest import ingest_documents, read_documents
+from ragmeter.errors import InputError
+from ragmeter.safety import printable
+
 
 @click.command("ingest")
 @click.argument("paths", nargs=-1, required=True)
@@ -105,7 +104,7 @@ def add_command(
             relevant_chunks=chunks,
             source=source,
         )
-    click.echo(f"added test case {cid} to {collection!r}")
+    click.echo(printable(f"added test case {cid} to {collection!r}"))
 
 
 @testcases.command("list")
@@ -124,13 +123,15 @@ def list_cases_command(collection: str, fmt: str, db: str | None) -> None:
     table = Table(title=f"test cases of {collection!r}", title_justify="left")
     for col in ("id", "source", "question", "ground truth", "relevant chunks"):
         table.add_column(col, overflow="fold")
+    from ragmeter.safety import console_text as t  # data: secrets, control characters, markup escaped
+
     for c in cases:
         table.add_row(
-            c.query_id,
-            str(c.metadata.get("source", "")),
-            c.question,
-            c.ground_truth_answer or "",
-            " ".join(c.relevant_doc_ids),
+            t(c.query_id),
+            t(c.metadata.get("source", "")),
+            t(c.question),
+            t(c.ground_truth_answer or ""),
+            t(" ".join(c.relevant_doc_ids)),
         )
     console().print(table)
 
@@ -162,5 +163,8 @@ def ground_truth_command(
             add_chunks=add_chunks,
         )
     click.echo(
-        f"{case.query_id}: answer={case.ground_truth_answer!r} relevant chunks={' '.join(case.relevant_doc_ids) or '-'}"
+        printable(
+            f"{case.query_id}: answer={case.ground_truth_answer!r} "
+            f"relevant chunks={' '.join(case.relevant_doc_ids) or '-'}"
+        )
     )

@@ -10,8 +10,10 @@ from typing import Any, TypeVar
 
 import click
 
+from ragmeter import metrics
 from ragmeter.errors import InputError
 from ragmeter.models import EvalRunResult, MetricSummary
+from ragmeter.report.export import ci_text, scale_of
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -41,9 +43,23 @@ def format_option(*choices: str) -> Callable[[F], F]:
 
 
 def open_db(db: str | None) -> Any:
+    """The store at --db; a path that cannot be made or a driver that is not installed is one line."""
+    from ragmeter.errors import MissingExtraError
     from ragmeter.store import open_store
 
-    return open_store(db)
+    try:
+        return open_store(db)
+    except MissingExtraError:
+        raise
+    except ImportError as exc:
+        raise InputError(
+            f"the database driver {exc.name or ''} is not installed: ragmeter stores runs in SQLite "
+            "(a path) or PostgreSQL (postgresql://...)",
+            source="--db",
+        ) from None
+    except OSError as exc:
+        where = exc.filename or db or "the store"
+        raise InputError(f"cannot create {where}: {exc.strerror}", source="--db") from None
 
 
 def echo_json(data: Any) -> None:
@@ -57,85 +73,106 @@ def fmt_value(value: float | None, digits: int = 4) -> str:
 
 
 def console() -> Any:
-    from rich.console import Console
+    """A rich console that shows control characters from data as visible escapes (ragmeter.safety)."""
+    from ragmeter.safety import safe_console
 
-    out = Console(highlight=False, soft_wrap=True)
+    out = safe_console(highlight=False, soft_wrap=True)
     if not out.is_terminal:  # piped or captured: wide enough that tables are not folded
-        out = Console(highlight=False, soft_wrap=True, width=max(out.width, 160))
+        out = safe_console(highlight=False, soft_wrap=True, width=max(out.width, 160))
     return out
 
 
 def summary_table(result: EvalRunResult, title: str | None = None) -> Any:
-    """The aggregates: mean ± std, the 95% CI, valid values and nulls per metric."""
+    """The aggregates: each metric's scale, mean ± std, the 95% interval and how it was made, counts."""
     from rich.table import Table
 
     table = Table(title=title, title_justify="left")
     table.add_column("metric")
+    table.add_column("scale")
     table.add_column("mean", justify="right")
     table.add_column("std", justify="right")
     table.add_column("95% CI", justify="right")
+    table.add_column("interval")
     table.add_column("n", justify="right")
     table.add_column("null", justify="right")
-    for name, s in result.aggregate.items():
-        ci = f"[{fmt_value(s.ci95[0], 3)}, {fmt_value(s.ci95[1], 3)}]" if s.ci95 else "-"
+    for name in sorted(result.aggregate, key=metrics.sort_key):
+        s = result.aggregate[name]
+        ci, method = ci_text(name, s)
         table.add_row(
-            name, fmt_value(s.mean), fmt_value(s.std), ci, str(s.n), str(s.n_null) if s.n_null else ""
+            name,
+            scale_of(name),
+            fmt_value(s.mean),
+            fmt_value(s.std),
+            ci,
+            method,
+            str(s.n),
+            str(s.n_null) if s.n_null else "",
         )
     return table
 
 
 def print_run(result: EvalRunResult, *, store_url: str | None = None) -> None:
+    from ragmeter.safety import console_text as t  # data: secrets, control characters, markup escaped
+
     out = console()
     cfg = result.config
     head = (
-        f"run {result.run_id or '(not stored)'}  {result.status}  dataset={cfg.dataset}  system={cfg.system}"
-        f"  mode={cfg.mode}  seed={cfg.seed}"
+        f"run {t(result.run_id or '(not stored)')}  {result.status}  dataset={t(cfg.dataset)}  "
+        f"system={t(cfg.system)}  mode={t(cfg.mode)}  seed={cfg.seed}"
     )
     out.print(head)
     out.print(
         f"queries: {result.n_queries}  failed: {result.n_failed}  "
         f"without relevant docs: {result.n_queries_without_relevant}"
-        + (f"  judge: {cfg.judge_model}" if cfg.use_llm_judge and cfg.judge_model else "")
+        + (f"  judge: {t(cfg.judge_model)}" if cfg.use_llm_judge and cfg.judge_model else "")
     )
     if result.aggregate:
         out.print(summary_table(result))
     for note in result.notes:
-        out.print(f"note: {note}")
+        out.print(f"note: {t(note)}")
     if result.error:
-        out.print(f"[red]error:[/red] {result.error}")
+        out.print(f"[red]error:[/red] {t(result.error)}")
     failed = [r for r in result.per_query if r.status == "failed"]
     for r in failed[:5]:
-        out.print(f"[red]failed[/red] {r.query_id}: {r.error}")
+        out.print(f"[red]failed[/red] {t(r.query_id)}: {t(r.error)}")
     if len(failed) > 5:
         out.print(f"... and {len(failed) - 5} more failed queries (see the JSON/CSV)")
 
 
 def parse_fail_under(values: Iterable[str]) -> dict[str, float]:
+    """METRIC=VALUE pairs, each metric checked against the registry (aliases become canonical names)."""
     out: dict[str, float] = {}
     for text in values:
-        metric, sep, number = text.partition("=")
+        metric, sep, number = text.rpartition("=")
         if not sep or not metric.strip():
             raise InputError(f"expected METRIC=VALUE, got {text!r}", source="--fail-under")
         try:
-            out[metric.strip()] = float(number)
+            value = float(number)
         except ValueError:
             raise InputError(f"{number!r} is not a number (in {text!r})", source="--fail-under") from None
+        spec = metrics.lookup(metric.strip())
+        if spec is None or spec.parameters:
+            raise InputError(
+                f"no metric {metric.strip()!r}: see `ragmeter metrics list`", source="--fail-under"
+            )
+        if not math.isfinite(value):
+            raise InputError(f"{number!r} is not a finite number (in {text!r})", source="--fail-under")
+        out[spec.name] = value
     return out
 
 
 def check_fail_under(aggregate: dict[str, MetricSummary], thresholds: dict[str, float]) -> list[str]:
-    """Each metric whose mean fell short of its threshold, as a message; unknown metrics are input errors."""
-    unknown = [m for m in thresholds if m not in aggregate]
-    if unknown:
-        raise InputError(
-            f"no metric {', '.join(map(repr, unknown))} in this run; it has: {', '.join(aggregate) or 'none'}",
-            source="--fail-under",
-        )
+    """Each metric whose mean fell short of its threshold (above it, for a lower-is-better metric), as a
+    message. A metric the run did not produce, or produced without a value, falls short."""
     short = []
     for metric, threshold in thresholds.items():
-        mean = aggregate[metric].mean
-        if mean is None or mean < threshold:
-            short.append(f"{metric} = {fmt_value(mean)} < {threshold:g}")
+        summary = aggregate.get(metric)
+        mean = summary.mean if summary is not None else None
+        if metrics.higher_is_better(metric):
+            if mean is None or mean < threshold:
+                short.append(f"{metric} = {fmt_value(mean)} < {threshold:g}")
+        elif mean is None or mean > threshold:
+            short.append(f"{metric} = {fmt_value(mean)} > {threshold:g} (lower is better)")
     return short
 
 

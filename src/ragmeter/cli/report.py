@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ragmeter.cli.options import db_option
 from ragmeter.errors import InputError
 from ragmeter.models import EvalRunResult
 
@@ -39,17 +40,20 @@ def load_runs(specs: tuple[str, ...] | list[str], db: str | None = None) -> list
 @click.command("report")
 @click.argument("runs", nargs=-1, required=True)
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
-@click.option("--db", default=None, help="Store URL (default: $RAGMETER_DB, else .ragmeter/ragmeter.db).")
+@db_option
 @click.option(
-    "--format",
+    "--plot-format",
     "formats",
     multiple=True,
     type=click.Choice(["png", "svg", "pdf"]),
     default=("png", "svg"),
     show_default=True,
-    help="Plot file formats (repeat the option for several).",
+    help="File types of the plots under DIR/plots (repeat the option for several).",
 )
 @click.option("--no-plots", is_flag=True, help="Skip plot files (the HTML report keeps its inline plots).")
+@click.option(
+    "--csv-raw", is_flag=True, help="CSV cells as they are (no ' before = + - @; docs/security.md)."
+)
 @click.option("--resamples", default=10_000, show_default=True, type=click.IntRange(min=1))
 @click.option(
     "--seed", default=42, show_default=True, type=int, help="Seed of the bootstrap and permutations."
@@ -63,6 +67,7 @@ def report_command(
     db: str | None,
     formats: tuple[str, ...],
     no_plots: bool,
+    csv_raw: bool,
     resamples: int,
     seed: int,
     max_docs: int,
@@ -74,7 +79,9 @@ def report_command(
     """
     from ragmeter.report.export import run_label, write_long_csv
     from ragmeter.report.html import write_html_report
+    from ragmeter.safety import check_output_path, csv_dict
 
+    check_output_path(out_dir / "report.html", source="--out")
     results = load_runs(runs, db)
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
@@ -95,10 +102,10 @@ def report_command(
         with sig_path.open("w", encoding="utf-8", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else ["run_a", "run_b"])
             writer.writeheader()
-            writer.writerows(rows)
+            writer.writerows(csv_dict(row, raw=csv_raw) for row in rows)
         written.append(sig_path)
     long_path = out_dir / "per_query_long.csv"
-    n_rows = write_long_csv(results, long_path)
+    n_rows = write_long_csv(results, long_path, raw=csv_raw)
     written.append(long_path)
     if not no_plots:
         from ragmeter.report.plots import write_plots

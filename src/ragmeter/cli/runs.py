@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from ragmeter import metrics
 from ragmeter.cli.options import (
     console,
     db_option,
@@ -16,7 +17,10 @@ from ragmeter.cli.options import (
     print_run,
 )
 from ragmeter.errors import InputError
+from ragmeter.experiments.compare import compare_rows, per_query_wins, significance_rows
 from ragmeter.models import EvalRunResult
+
+__all__ = ["compare_rows", "per_query_wins", "runs", "significance_rows"]
 
 
 @click.group("runs")
@@ -44,16 +48,18 @@ def list_command(limit: int | None, status: str | None, fmt: str, db: str | None
     table = Table(title=f"runs in {url}", title_justify="left")
     for col in ("run id", "status", "started (UTC)", "dataset", "system", "queries", "failed", "headline"):
         table.add_column(col, no_wrap=col in ("run id", "started (UTC)"))
+    from ragmeter.safety import console_text as t  # data: secrets, control characters, markup escaped
+
     for r in found:
         table.add_row(
-            r.run_id or "",
+            t(r.run_id or ""),
             r.status,
             f"{r.started_at:%Y-%m-%d %H:%M:%S}" if r.started_at else "",
-            r.config.dataset,
-            r.config.system + (f" ({r.config.mode})" if r.config.system == "builtin" else ""),
+            t(r.config.dataset),
+            t(r.config.system + (f" ({r.config.mode})" if r.config.system == "builtin" else "")),
             str(r.n_queries),
             str(r.n_failed),
-            _headline(r),
+            t(_headline(r)),
         )
     console().print(table)
     if not found:
@@ -61,9 +67,10 @@ def list_command(limit: int | None, status: str | None, fmt: str, db: str | None
 
 
 def _headline(r: EvalRunResult) -> str:
-    for name in ("ndcg@10", "recall@10", "ndcg@5", "mrr", "token_f1"):
-        s = r.aggregate.get(name)
-        if s is not None and s.mean is not None:
+    """The first metric with a value in the registry's display order (retrieval first)."""
+    for name in sorted(r.aggregate, key=metrics.sort_key):
+        s = r.aggregate[name]
+        if s.mean is not None:
             return f"{name}={s.mean:.4f}"
     return r.error[:60] if r.error else ""
 
@@ -82,76 +89,6 @@ def show_command(run_id: str, fmt: str, db: str | None) -> None:
         print_run(result)
 
 
-# Metrics where a lower value is the better one: a "win" is a decrease.
-LOWER_IS_BETTER = frozenset({"hallucination_rate"})
-
-
-def per_query_wins(a: EvalRunResult, b: EvalRunResult, metric: str) -> tuple[int, int, int]:
-    """Queries where B beats / loses to / ties A on `metric` (queries both answered with a value)."""
-    sign = -1.0 if metric in LOWER_IS_BETTER else 1.0
-    va = {
-        q.query_id: q.metrics[metric].value for q in a.per_query if q.status == "ok" and metric in q.metrics
-    }
-    vb = {
-        q.query_id: q.metrics[metric].value for q in b.per_query if q.status == "ok" and metric in q.metrics
-    }
-    wins = losses = ties = 0
-    for qid, x in va.items():
-        y = vb.get(qid)
-        if x is None or y is None:
-            continue
-        if abs(y - x) <= 1e-12:
-            ties += 1
-        elif sign * (y - x) > 0:
-            wins += 1
-        else:
-            losses += 1
-    return wins, losses, ties
-
-
-def compare_rows(a: EvalRunResult, b: EvalRunResult) -> list[dict[str, Any]]:
-    names = list(dict.fromkeys([*a.aggregate, *b.aggregate]))
-    rows = []
-    for name in names:
-        ma = a.aggregate[name].mean if name in a.aggregate else None
-        mb = b.aggregate[name].mean if name in b.aggregate else None
-        wins, losses, ties = per_query_wins(a, b, name)
-        rows.append(
-            {
-                "metric": name,
-                "a": ma,
-                "b": mb,
-                "delta": None if ma is None or mb is None else mb - ma,
-                "wins": wins,
-                "losses": losses,
-                "ties": ties,
-            }
-        )
-    return rows
-
-
-def significance_rows(
-    a: EvalRunResult, b: EvalRunResult, *, seed: int, n_resamples: int
-) -> list[dict[str, Any]]:
-    """compare_rows plus paired tests over the per-query values: 95% bootstrap CI of B - A, paired t-test,
-    Fisher randomisation test and its Holm-Bonferroni adjustment across the metrics."""
-    from ragmeter.experiments.significance import compare_results
-
-    rows = compare_rows(a, b)
-    tested = compare_results([a, b], metrics=[r["metric"] for r in rows], seed=seed, n_resamples=n_resamples)[
-        0
-    ]
-    by_metric = {m.metric: m for m in tested.metrics}
-    for r in rows:
-        m = by_metric.get(r["metric"])
-        r["n_pairs"] = m.n if m else 0
-        r["ci95"] = list(m.ci95) if m and m.ci95 else None
-        r["p_t"] = m.p_t if m else None
-        r["p_perm"] = m.p_perm if m else None
-        r["p_holm"] = m.p_holm if m else None
-    return rows
-
-
 def _p(value: float | None) -> str:
     if value is None:
         return "-"
@@ -167,11 +104,24 @@ def _p(value: float | None) -> str:
 @click.option(
     "--resamples", type=int, default=10_000, show_default=True, help="Bootstrap / permutation samples."
 )
+@click.option(
+    "--top",
+    type=click.IntRange(min=0),
+    default=5,
+    show_default=True,
+    help="Queries shown per metric that improved most, and as many that regressed most.",
+)
+@click.option("--per-query", is_flag=True, help="Every paired query of every metric, not only the top.")
 @format_option("table", "json")
 @db_option
-def compare_command(run_ids: tuple[str, ...], seed: int, resamples: int, fmt: str, db: str | None) -> None:
+def compare_command(
+    run_ids: tuple[str, ...], seed: int, resamples: int, top: int, per_query: bool, fmt: str, db: str | None
+) -> None:
     """Every metric of each run against the first, side by side: B - A with its 95% bootstrap CI, paired t-test
-    and permutation p-values (Holm-adjusted across metrics), and per query B's wins / losses / ties."""
+    and permutation p-values (Holm-adjusted across metrics), per query B's wins / losses / ties in each
+    metric's direction, the queries that changed most in both directions, and latency p50/p95/max per stage."""
+    from ragmeter.experiments.compare import compare
+
     if len(run_ids) < 2:
         raise InputError("runs compare needs at least two run ids", source="runs compare")
     if resamples < 100:
@@ -179,9 +129,8 @@ def compare_command(run_ids: tuple[str, ...], seed: int, resamples: int, fmt: st
     with open_db(db) as store:
         found = [store.get_run(r) for r in run_ids]
     a, others = found[0], found[1:]
-    comparisons = [
-        {"b": b.run_id, "metrics": significance_rows(a, b, seed=seed, n_resamples=resamples)} for b in others
-    ]
+    limit = None if per_query else top
+    comparisons = [compare(a, b, seed=seed, n_resamples=resamples, top=limit) for b in others]
     if fmt == "json":
         out: dict[str, Any] = {
             "a": a.run_id,
@@ -193,88 +142,155 @@ def compare_command(run_ids: tuple[str, ...], seed: int, resamples: int, fmt: st
             out.update(comparisons[0])
         echo_json(out)
         return
-    from rich.table import Table
-
     for b, comparison in zip(others, comparisons, strict=True):
-        if a.dataset_hash != b.dataset_hash:
+        if not comparison["same_dataset"]:
             click.echo("note: the runs used different datasets; paired values cover shared query ids only")
-        table = Table(title=f"A = {a.run_id}   B = {b.run_id}", title_justify="left")
-        cols = (
-            "metric",
-            "A",
-            "B",
-            "B - A",
-            "95% CI",
-            "p (t)",
-            "p (perm)",
-            "p Holm",
-            "B wins",
-            "B losses",
-            "ties",
-        )
-        for col in cols:
-            table.add_column(col, justify="left" if col == "metric" else "right")
-        for r in comparison["metrics"]:
-            delta = r["delta"]
-            shown = "-" if delta is None else f"{delta:+.4f}"
-            if delta is not None and abs(delta) > 1e-12:
-                better = delta > 0 if r["metric"] not in LOWER_IS_BETTER else delta < 0
-                shown = f"[green]{shown}[/green]" if better else f"[red]{shown}[/red]"
-            ci = "-" if r["ci95"] is None else f"[{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}]"
-            table.add_row(
-                r["metric"],
-                fmt_value(r["a"]),
-                fmt_value(r["b"]),
-                shown,
-                ci,
-                _p(r["p_t"]),
-                _p(r["p_perm"]),
-                _p(r["p_holm"]),
-                str(r["wins"]),
-                str(r["losses"]),
-                str(r["ties"]),
-            )
-        console().print(table)
+        console().print(_metrics_table(a, b, comparison["metrics"]))
+        if limit != 0:
+            console().print(_queries_table(comparison, per_query=per_query))
+        if comparison["latency"]:
+            console().print(_latency_table(comparison["latency"]))
     click.echo(
         f"paired over queries with a value in both runs; bootstrap CI and permutation test with {resamples} "
-        f"samples (seed {seed}); Holm-Bonferroni across metrics; bold p < 0.05"
+        f"samples (seed {seed}); Holm-Bonferroni across metrics; bold p < 0.05; wins follow each metric's "
+        "direction (`ragmeter metrics list`)"
     )
+
+
+def _delta(value: float | None, higher_is_better: bool, digits: int = 4) -> str:
+    if value is None:
+        return "-"
+    shown = f"{value:+.{digits}f}"
+    if abs(value) <= 1e-12:
+        return shown
+    better = value > 0 if higher_is_better else value < 0
+    return f"[green]{shown}[/green]" if better else f"[red]{shown}[/red]"
+
+
+def _metrics_table(a: EvalRunResult, b: EvalRunResult, rows: list[dict[str, Any]]) -> Any:
+    from rich.table import Table
+
+    table = Table(title=f"A = {a.run_id}   B = {b.run_id}", title_justify="left")
+    cols = (
+        "metric",
+        "scale",
+        "A",
+        "B",
+        "B - A",
+        "95% CI",
+        "p (t)",
+        "p (perm)",
+        "p Holm",
+        "B wins",
+        "B losses",
+    )
+    for col in (*cols, "ties"):
+        table.add_column(col, justify="left" if col in ("metric", "scale") else "right")
+    for r in rows:
+        ci = "-" if r["ci95"] is None else f"[{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}]"
+        table.add_row(
+            r["metric"],
+            r["scale"] or "?",
+            fmt_value(r["a"]),
+            fmt_value(r["b"]),
+            _delta(r["delta"], r["higher_is_better"]),
+            ci,
+            _p(r["p_t"]),
+            _p(r["p_perm"]),
+            _p(r["p_holm"]),
+            str(r["wins"]),
+            str(r["losses"]),
+            str(r["ties"]),
+        )
+    return table
+
+
+def _queries_table(comparison: dict[str, Any], *, per_query: bool) -> Any:
+    from rich.table import Table
+
+    title = "every paired query" if per_query else "queries that changed most (B - A)"
+    table = Table(title=title, title_justify="left")
+    for col in ("metric", "change", "query", "question", "A", "B", "B - A"):
+        table.add_column(col, justify="right" if col in ("A", "B", "B - A") else "left", overflow="ellipsis")
+    better = {r["metric"]: r["higher_is_better"] for r in comparison["metrics"]}
+    for metric, changes in comparison["queries"].items():
+        for change, entries in changes.items():
+            for e in entries:
+                question = e["question"] if len(e["question"]) <= 60 else e["question"][:59] + "…"
+                table.add_row(
+                    metric,
+                    change,
+                    e["query_id"],
+                    question,
+                    fmt_value(e["a"]),
+                    fmt_value(e["b"]),
+                    _delta(e["delta"], better[metric]),
+                )
+    return table
+
+
+def _latency_table(rows: list[dict[str, Any]]) -> Any:
+    from rich.table import Table
+
+    table = Table(title="latency per stage (ms, lower is better)", title_justify="left")
+    table.add_column("stage")
+    for col in ("A p50", "B p50", "A p95", "B p95", "A max", "B max"):
+        table.add_column(col, justify="right")
+    for r in rows:
+        cells = []
+        for key in ("p50", "p95", "max"):
+            for side in ("a", "b"):
+                cells.append(fmt_value(r[side][key], 1) if r[side] else "-")
+        table.add_row(r["stage"], *cells)
+    return table
 
 
 @runs.command("export")
 @click.argument("run_id")
 @click.option("--output", "-o", metavar="FILE", help="File to write (default: stdout).")
+@click.option(
+    "--csv-raw", is_flag=True, help="CSV cells as they are (no ' before = + - @; docs/security.md)."
+)
 @format_option("json", "csv")
 @db_option
-def export_command(run_id: str, output: str | None, fmt: str, db: str | None) -> None:
+def export_command(run_id: str, output: str | None, csv_raw: bool, fmt: str, db: str | None) -> None:
     """A stored run as JSON (the EvalRunResult) or CSV (one row per query)."""
     import tempfile
     from pathlib import Path
 
     from ragmeter.runner import write_csv, write_json
+    from ragmeter.safety import check_output_path
 
+    if output:
+        check_output_path(output, source="--output")
     with open_db(db) as store:
         result = store.get_run(run_id)
-    writer = write_json if fmt == "json" else write_csv
+
+    def writer(path: str | Path) -> Path:
+        if fmt == "json":
+            return write_json(result, path, source="--output")
+        return write_csv(result, path, raw=csv_raw, source="--output")
+
     if output:
-        writer(result, output)
+        writer(output)
         click.echo(f"wrote {output}", err=True)
         return
     with tempfile.TemporaryDirectory() as tmp:
-        path = writer(result, Path(tmp) / f"run.{fmt}")
+        path = writer(Path(tmp) / f"run.{fmt}")
         click.echo(path.read_text(encoding="utf-8"), nl=False)
 
 
 @runs.command("delete")
 @click.argument("run_ids", nargs=-1, required=True)
 @click.option("--yes", "-y", is_flag=True, help="Do not ask.")
+@click.option("--force", is_flag=True, help="Also delete a run whose process is still running.")
 @db_option
-def delete_command(run_ids: tuple[str, ...], yes: bool, db: str | None) -> None:
-    """Delete runs and their per-query results."""
+def delete_command(run_ids: tuple[str, ...], yes: bool, force: bool, db: str | None) -> None:
+    """Delete runs and their per-query results (a run still running is refused unless --force)."""
     with open_db(db) as store:
         resolved = [store.resolve_run_id(r) for r in run_ids]
         if not yes and not click.confirm(f"delete {len(resolved)} run(s): {', '.join(resolved)}?"):
             raise InputError("nothing deleted")
         for rid in resolved:
-            store.delete_run(rid)
+            store.delete_run(rid, force=force)
             click.echo(f"deleted {rid}")

@@ -55,8 +55,9 @@ class MetricComparison(BaseModel):
     perm_exact: bool | None = None
     p_holm: float | None = Field(default=None, description="Holm-adjusted p_perm across metrics")
     p_t_holm: float | None = Field(default=None, description="Holm-adjusted p_t across metrics")
-    wins: int = Field(default=0, description="queries where b > a")
-    losses: int = Field(default=0, description="queries where b < a")
+    higher_is_better: bool = Field(default=True, description="the metric's direction (ragmeter.metrics)")
+    wins: int = Field(default=0, description="queries where b is better than a, in the metric's direction")
+    losses: int = Field(default=0, description="queries where b is worse than a")
     ties: int = 0
 
     def significant(self, alpha: float = 0.05) -> bool:
@@ -246,11 +247,18 @@ def compare_metric(
     confidence: float = 0.95,
 ) -> MetricComparison:
     """All paired statistics of one metric (without the Holm correction, which needs every metric)."""
+    from ragmeter.metrics import higher_is_better
+
     a, b, missing_a, missing_b = _pair(per_query_a, per_query_b, metric)
     n = int(a.size)
     n_all = len(set(per_query_a) | set(per_query_b))
     result = MetricComparison(
-        metric=metric, n=n, n_excluded=n_all - n, n_missing_a=missing_a, n_missing_b=missing_b
+        metric=metric,
+        n=n,
+        n_excluded=n_all - n,
+        n_missing_a=missing_a,
+        n_missing_b=missing_b,
+        higher_is_better=higher_is_better(metric),
     )
     if n == 0:
         return result
@@ -263,8 +271,9 @@ def compare_metric(
     result.p_t = paired_t_test(a, b)
     result.p_perm = p_perm
     result.perm_exact = exact
-    result.wins = int(np.count_nonzero(d > 0))
-    result.losses = int(np.count_nonzero(d < 0))
+    better = d if result.higher_is_better else -d
+    result.wins = int(np.count_nonzero(better > 0))
+    result.losses = int(np.count_nonzero(better < 0))
     result.ties = int(np.count_nonzero(d == 0))
     return result
 

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmeter import __version__
+from ragmeter import metrics as registry
 from ragmeter.errors import MissingExtraError
 from ragmeter.models import EvalRunResult, MetricResult, QueryEvalResult
-from ragmeter.report.export import LOWER_IS_BETTER, run_label
+from ragmeter.report.export import ci_text, run_label
 from ragmeter.report.plots import (
     distribution_figure,
     judge_grade_figure,
@@ -107,6 +108,9 @@ def _query_row(
 
 
 def _summary_rows(runs: Sequence[EvalRunResult], metrics: Sequence[str]) -> list[dict[str, Any]]:
+    """One row per metric: its scale and direction from the registry, per run the mean, std, counts and
+    the stored 95% interval (clipped into the metric's range for runs stored before that held) and its
+    method. Bold marks the best run in the metric's direction."""
     from ragmeter.report.plots import metric_mean, metric_values
 
     rows = []
@@ -118,6 +122,7 @@ def _summary_rows(runs: Sequence[EvalRunResult], metrics: Sequence[str]) -> list
             n_null = sum(1 for q in run.per_query if name in q.metrics) - len(values)
             mean = metric_mean(run, name)
             std = s.std if s is not None else None
+            ci, method = ci_text(name, s, digits=4) if s is not None else ("-", "-")
             cells.append(
                 {
                     "mean": mean,
@@ -125,15 +130,24 @@ def _summary_rows(runs: Sequence[EvalRunResult], metrics: Sequence[str]) -> list
                     "std": _fmt(std) if std is not None else "",
                     "n": s.n if s is not None else len(values),
                     "n_null": s.n_null if s is not None else n_null,
-                    "ci": f"[{_fmt(s.ci95[0])}, {_fmt(s.ci95[1])}]" if s is not None and s.ci95 else "",
+                    "ci": "" if ci == "-" else ci,
+                    "ci_method": "" if method == "-" else method,
                 }
             )
         means = [c["mean"] for c in cells if c["mean"] is not None]
-        pick = min if name in LOWER_IS_BETTER else max
-        best = pick(means) if len(means) > 1 else None
+        higher = registry.higher_is_better(name)
+        best = (max if higher else min)(means) if len(means) > 1 else None
         for c in cells:
             c["best"] = best is not None and c["mean"] == best
-        rows.append({"metric": name, "cells": cells})
+        spec = registry.lookup(name)
+        rows.append(
+            {
+                "metric": name,
+                "scale": spec.scale if spec is not None else "?",
+                "direction": "higher is better" if higher else "lower is better",
+                "cells": cells,
+            }
+        )
     return rows
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragmeter import metrics as registry
 from ragmeter.errors import MissingExtraError
 from ragmeter.models import EvalRunResult
 from ragmeter.report.export import run_label
@@ -19,18 +20,6 @@ from ragmeter.report.export import run_label
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-# Metric names the LLM judges write (issue 3); `retrieval_grade` is an integer 1-10, the others 0-1.
-JUDGE_METRICS = (
-    "retrieval_grade",
-    "total_score",
-    "factuality",
-    "groundedness",
-    "relevance",
-    "answer_correctness",
-    "coherence",
-    "completeness",
-    "citation_accuracy",
-)
 _AT_K = re.compile(r"^(?P<family>[A-Za-z_][\w.\-]*)@(?P<k>\d+)$")
 MAX_PANELS = 16
 WIN, LOSS, TIE = "#2e7d32", "#c62828", "#9e9e9e"
@@ -178,7 +167,8 @@ def paired_pairs(run_a: EvalRunResult, run_b: EvalRunResult, metric: str) -> lis
 def paired_difference_figure(
     run_a: EvalRunResult, run_b: EvalRunResult, metrics: Sequence[str] | None = None
 ) -> Figure | None:
-    """Per metric, each query as a point (value in A, value in B): above the diagonal B won."""
+    """Per metric, each query as a point (value in A, value in B): green where B is better in the
+    metric's direction (above the diagonal, or below it for a lower-is-better metric)."""
     names = (
         list(metrics)
         if metrics is not None
@@ -191,7 +181,8 @@ def paired_difference_figure(
     la, lb = _short(run_label(run_a, 0)), _short(run_label(run_b, 1))
     fig, axes = _figure(len(panels), width=3.6, height=3.6)
     for ax, (name, pairs) in zip(axes, panels, strict=True):
-        colours = [WIN if b > a else LOSS if b < a else TIE for a, b in pairs]
+        sign = 1.0 if registry.higher_is_better(name) else -1.0
+        colours = [WIN if sign * (b - a) > 0 else LOSS if b != a else TIE for a, b in pairs]
         xs = [a for a, _ in pairs]
         ys = [b for _, b in pairs]
         low, high = min(*xs, *ys), max(*xs, *ys)
@@ -208,10 +199,11 @@ def paired_difference_figure(
     return fig
 
 
-def judge_grade_figure(
-    runs: Sequence[EvalRunResult], metrics: Sequence[str] = JUDGE_METRICS
-) -> Figure | None:
-    """Histogram of each judge metric's per-query values (null grades counted in the title)."""
+def judge_grade_figure(runs: Sequence[EvalRunResult], metrics: Sequence[str] | None = None) -> Figure | None:
+    """Histogram of each judge metric's per-query values (null grades counted in the title); by default
+    every metric of the registry's judge family that the runs hold."""
+    if metrics is None:
+        metrics = [m for m in metric_names(runs) if registry.family_of(m) == "judge"]
     present = [m for m in metrics if any(metric_values(run, m) for run in runs)]
     if not present:
         return None

@@ -1,0 +1,169 @@
+"""`ragmeter runs compare`: stored runs side by side, metric by metric, query by query, stage by stage.
+
+Plain functions over EvalRunResult objects (no store): per-metric means with paired tests
+(`ragmeter.experiments.significance`), the queries that changed most in both directions, and latency
+percentiles per stage. "Better" follows each metric's direction in the registry (`ragmeter.metrics`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragmeter import metrics
+from ragmeter.models import EvalRunResult
+
+_TIE = 1e-12
+
+
+def query_values(run: EvalRunResult, metric: str) -> dict[str, float]:
+    """{query_id: value} of the successful queries that have a value of `metric`."""
+    out: dict[str, float] = {}
+    for q in run.per_query:
+        m = q.metrics.get(metric)
+        if q.status == "ok" and m is not None and m.value is not None:
+            out[q.query_id] = m.value
+    return out
+
+
+def per_query_wins(a: EvalRunResult, b: EvalRunResult, metric: str) -> tuple[int, int, int]:
+    """Queries where B is better than / worse than / as good as A on `metric`, in the metric's direction."""
+    sign = 1.0 if metrics.higher_is_better(metric) else -1.0
+    vb = query_values(b, metric)
+    wins = losses = ties = 0
+    for qid, x in query_values(a, metric).items():
+        y = vb.get(qid)
+        if y is None:
+            continue
+        if abs(y - x) <= _TIE:
+            ties += 1
+        elif sign * (y - x) > 0:
+            wins += 1
+        else:
+            losses += 1
+    return wins, losses, ties
+
+
+def metric_names(a: EvalRunResult, b: EvalRunResult) -> list[str]:
+    """The metrics of either run, in the registry's display order (latency has its own table)."""
+    names = dict.fromkeys([*a.aggregate, *b.aggregate])
+    return sorted((n for n in names if metrics.family_of(n) != "latency"), key=metrics.sort_key)
+
+
+def compare_rows(a: EvalRunResult, b: EvalRunResult) -> list[dict[str, Any]]:
+    """One row per metric: both means, B - A, B's wins / losses / ties per query, scale and direction."""
+    rows = []
+    for name in metric_names(a, b):
+        ma = a.aggregate[name].mean if name in a.aggregate else None
+        mb = b.aggregate[name].mean if name in b.aggregate else None
+        wins, losses, ties = per_query_wins(a, b, name)
+        spec = metrics.lookup(name)
+        rows.append(
+            {
+                "metric": name,
+                "scale": spec.scale if spec is not None else None,
+                "higher_is_better": metrics.higher_is_better(name),
+                "a": ma,
+                "b": mb,
+                "delta": None if ma is None or mb is None else mb - ma,
+                "wins": wins,
+                "losses": losses,
+                "ties": ties,
+            }
+        )
+    return rows
+
+
+def significance_rows(
+    a: EvalRunResult, b: EvalRunResult, *, seed: int, n_resamples: int
+) -> list[dict[str, Any]]:
+    """compare_rows plus paired tests over the per-query values: 95% bootstrap CI of B - A, paired t-test,
+    Fisher randomisation test and its Holm-Bonferroni adjustment across the metrics."""
+    from ragmeter.experiments.significance import compare_results
+
+    rows = compare_rows(a, b)
+    tested = compare_results([a, b], metrics=[r["metric"] for r in rows], seed=seed, n_resamples=n_resamples)
+    by_metric = {m.metric: m for m in tested[0].metrics}
+    for r in rows:
+        m = by_metric.get(r["metric"])
+        r["n_pairs"] = m.n if m else 0
+        r["ci95"] = list(m.ci95) if m and m.ci95 else None
+        r["p_t"] = m.p_t if m else None
+        r["p_perm"] = m.p_perm if m else None
+        r["p_holm"] = m.p_holm if m else None
+    return rows
+
+
+def query_changes(
+    a: EvalRunResult, b: EvalRunResult, metric: str, *, top: int | None = 5
+) -> dict[str, list[dict[str, Any]]]:
+    """The queries whose value of `metric` changed from A to B: {"improved": [...], "regressed": [...]},
+    each sorted by the size of the change, largest first, `top` of each. With top=None: every changed
+    query, and "unchanged" lists the rest of the paired queries. Each entry has query_id, question, a, b
+    and delta (B - A; for a lower-is-better metric an improvement is a negative delta)."""
+    sign = 1.0 if metrics.higher_is_better(metric) else -1.0
+    questions = {q.query_id: q.question for q in b.per_query}
+    vb = query_values(b, metric)
+    paired: list[dict[str, Any]] = []
+    for qid, x in query_values(a, metric).items():
+        y = vb.get(qid)
+        if y is not None:
+            paired.append(
+                {"query_id": qid, "question": questions.get(qid, ""), "a": x, "b": y, "delta": y - x}
+            )
+    paired.sort(key=lambda r: (-abs(r["delta"]), r["query_id"]))
+    improved = [r for r in paired if sign * r["delta"] > _TIE]
+    regressed = [r for r in paired if sign * r["delta"] < -_TIE]
+    if top is not None:
+        return {"improved": improved[:top], "regressed": regressed[:top]}
+    unchanged = [r for r in paired if abs(r["delta"]) <= _TIE]
+    return {"improved": improved, "regressed": regressed, "unchanged": unchanged}
+
+
+def latency_stages(runs: list[EvalRunResult]) -> list[str]:
+    seen: dict[str, None] = {}
+    for run in runs:
+        for q in run.per_query:
+            for stage in q.latency_ms:
+                seen.setdefault(stage, None)
+    return list(seen)
+
+
+def latency_summary(run: EvalRunResult) -> dict[str, dict[str, float]]:
+    """{stage: {p50, p95, max, mean, n}} in ms over the run's successful queries."""
+    from ragmeter.metrics.aggregate import percentiles
+
+    by_stage: dict[str, list[float]] = {}
+    for q in run.per_query:
+        if q.status != "ok":
+            continue
+        for stage, ms in q.latency_ms.items():
+            by_stage.setdefault(stage, []).append(ms)
+    return {stage: percentiles(values) for stage, values in by_stage.items() if values}
+
+
+def compare_latency(a: EvalRunResult, b: EvalRunResult) -> list[dict[str, Any]]:
+    """Per stage: p50 / p95 / max latency (ms) in A and in B (None where a run has no such stage)."""
+    la, lb = latency_summary(a), latency_summary(b)
+    return [
+        {"stage": stage, "metric": f"latency_{stage}_ms", "a": la.get(stage), "b": lb.get(stage)}
+        for stage in latency_stages([a, b])
+    ]
+
+
+def compare(
+    a: EvalRunResult,
+    b: EvalRunResult,
+    *,
+    seed: int = 42,
+    n_resamples: int = 10_000,
+    top: int | None = 5,
+) -> dict[str, Any]:
+    """Everything `runs compare` shows for B against A, as plain data (what --format json prints)."""
+    rows = significance_rows(a, b, seed=seed, n_resamples=n_resamples)
+    return {
+        "b": b.run_id,
+        "same_dataset": a.dataset_hash == b.dataset_hash,
+        "metrics": rows,
+        "queries": {r["metric"]: query_changes(a, b, r["metric"], top=top) for r in rows},
+        "latency": compare_latency(a, b),
+    }
