@@ -113,11 +113,3 @@ def from_spec(
         f"unknown judge backend {backend!r} in {shown!r}: expected {SPEC_HELP}", source="--judge"
     )
 
-
-def check_spec(spec: str, *, source: str = "--judge") -> None:
-    """Validate `spec` before anything runs: the client is built (no call is made, no server started) and
-    dropped; a bad spec, a missing API key or a missing extra is an error naming `source`."""
-    try:
-        from_spec(spec)
-    except InputError as exc:
-        raise InputError(exc.reason, source=source) from None
