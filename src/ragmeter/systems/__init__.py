@@ -20,6 +20,9 @@ __all__ = [
     "build_system",
     "coerce_results",
     "document_level",
+    "from_haystack",
+    "from_langchain",
+    "from_llamaindex",
 ]
 
 _LAZY = {
@@ -28,9 +31,13 @@ _LAZY = {
     "CallableSystem": "ragmeter.systems.external",
     "HttpSystem": "ragmeter.systems.external",
     "RunFileSystem": "ragmeter.systems.external",
+    "from_langchain": "ragmeter.systems.adapters",
+    "from_llamaindex": "ragmeter.systems.adapters",
+    "from_haystack": "ragmeter.systems.adapters",
 }
 
 if TYPE_CHECKING:
+    from ragmeter.systems.adapters import from_haystack, from_langchain, from_llamaindex
     from ragmeter.systems.build import build_system
     from ragmeter.systems.external import CallableSystem, HttpSystem, RunFileSystem
     from ragmeter.systems.pipeline import Pipeline

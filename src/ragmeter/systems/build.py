@@ -29,6 +29,8 @@ def build_system(
       chunk_size, chunk_overlap, model, weights, rrf_k, reranker);
     - `module:function`: a callable `f(query, k)` (or an object/class with `retrieve`);
     - `http://...` / `https://...`: an HTTP endpoint (options: timeout, retries, headers);
+    - `langchain:module:attr`, `llamaindex:module:attr`, `haystack:module:attr`: a framework object
+      (or a function returning one) through `ragmeter.systems.adapters` (options go to the adapter);
     - a path to a TREC run file or a JSONL results file.
     """
     if spec == "builtin":
@@ -52,6 +54,11 @@ def build_system(
         from ragmeter.systems.external import HttpSystem
 
         return HttpSystem(spec, **options)
+    from ragmeter.systems.adapters import from_spec, is_adapter_spec
+
+    if is_adapter_spec(spec):  # langchain: / llamaindex: / haystack: module:attr
+        system: System = from_spec(spec, **options)
+        return system
     path = Path(spec).expanduser()
     if path.is_file():
         from ragmeter.systems.external import RunFileSystem
