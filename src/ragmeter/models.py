@@ -11,7 +11,14 @@ import math
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 
 class Document(BaseModel):
@@ -150,6 +157,22 @@ class EvalConfig(BaseModel):
     output: str | None = None
     relevance_level: int = 1
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("judge_model", "generator_model")
+    @classmethod
+    def _no_secret_in_llm_spec(cls, v: str | None) -> str | None:
+        # The config holds the spec without URL credentials; the LLM client gets the real one back from
+        # this process's memory (ragmeter.safety.reveal), so no secret is ever stored.
+        from ragmeter.safety import redact_spec
+
+        return redact_spec(v)
+
+    @model_serializer(mode="wrap")
+    def _serialize_redacted(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Last wall: a system/dataset URL with credentials (or one set by model_copy) is never written.
+        from ragmeter.safety import redact_data
+
+        return redact_data(handler(self))
 
 
 class EvalRunResult(BaseModel):

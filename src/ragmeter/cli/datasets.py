@@ -32,10 +32,11 @@ def list_command(data_dir: str | None) -> None:
 def validate_command(path: str) -> None:
     """Check a dataset file and report every problem with its location."""
     from ragmeter.datasets import validate_dataset
+    from ragmeter.safety import printable
 
     problems = validate_dataset(path)
     for problem in problems:
-        click.echo(problem)
+        click.echo(printable(problem))
     if problems:
         click.echo(f"{len(problems)} problem(s) in {path}", err=True)
         sys.exit(1)

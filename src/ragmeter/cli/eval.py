@@ -34,6 +34,7 @@ def _split_measures(values: tuple[str, ...]) -> list[str] | None:
 @click.argument("run_path", metavar="RUN")
 @click.option("-m", "--measure", "measures", multiple=True, help="Measure(s), repeatable or comma separated.")
 @click.option("--per-query", is_flag=True, help="Also report every query's values.")
+@click.option("--csv-raw", is_flag=True, help="With --format csv: query ids as they are (docs/security.md).")
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True
 )
@@ -52,6 +53,7 @@ def eval_command(
     run_path: str,
     measures: tuple[str, ...],
     per_query: bool,
+    csv_raw: bool,
     fmt: str,
     fail_under: tuple[str, ...],
     relevance_level: int,
@@ -83,7 +85,7 @@ def eval_command(
     if fmt == "json":
         sys.stdout.write(json.dumps(result.to_dict(per_query=per_query)) + "\n")
     elif fmt == "csv":
-        sys.stdout.write(result.to_csv(per_query=per_query))
+        sys.stdout.write(result.to_csv(per_query=per_query, raw=csv_raw))
     else:
         _print_table(result, per_query=per_query)
 
@@ -96,20 +98,20 @@ def eval_command(
 
 
 def _print_table(result: object, *, per_query: bool) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     from ragmeter.ir.evaluate import IREvaluation
+    from ragmeter.safety import console_text, safe_console
 
     assert isinstance(result, IREvaluation)
-    console = Console()
+    console = safe_console()
     if per_query:
         pq = Table(title="per query", show_lines=False)
         pq.add_column("query")
         for name in result.measure_names:
             pq.add_column(name, justify="right")
         for qid, row in result.per_query.items():
-            pq.add_row(qid, *(f"{v:.4f}" for v in row.values()))
+            pq.add_row(console_text(qid), *(f"{v:.4f}" for v in row.values()))
         console.print(pq)
     table = Table(title=f"ragmeter eval: {result.n_queries} queries")
     table.add_column("measure")

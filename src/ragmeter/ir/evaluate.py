@@ -119,15 +119,18 @@ class IREvaluation:
     def to_json(self, *, per_query: bool = False, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(per_query=per_query), indent=indent)
 
-    def to_csv(self, *, per_query: bool = True) -> str:
-        """One row per averaged query (when per_query) then a final 'mean' row; one column per measure."""
+    def to_csv(self, *, per_query: bool = True, raw: bool = False) -> str:
+        """One row per averaged query (when per_query) then a final 'mean' row; one column per measure.
+        A query id a spreadsheet would run as a formula gets a `'` prefix unless `raw` (ragmeter.safety)."""
+        from ragmeter.safety import csv_cell
+
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         names = self.measure_names
         writer.writerow(["query_id", *names])
         if per_query:
             for qid, row in self.per_query.items():
-                writer.writerow([qid, *(repr(row[n]) for n in names)])
+                writer.writerow([csv_cell(qid, raw=raw), *(repr(row[n]) for n in names)])
         agg = self.aggregate
         writer.writerow(["mean", *(repr(agg[n]) for n in names)])
         return buf.getvalue()

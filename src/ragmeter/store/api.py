@@ -321,12 +321,24 @@ class Store:
             rows = list(session.scalars(stmt))
         return [self._to_result(r, []) for r in rows]
 
-    def delete_run(self, run_id: str) -> str:
+    def delete_run(self, run_id: str, *, force: bool = False) -> str:
+        """Delete a run and its results. A run that a live process still runs is refused unless `force`
+        (deleting it under the process would kill that run with a misleading error)."""
         from sqlalchemy import delete
 
         from ragmeter.store.schema import QueryResultRow, RunRow
 
         run_id = self.resolve_run_id(run_id)
+        if not force:
+            with self._session() as session:
+                row = session.get(RunRow, run_id)
+                live = row is not None and row.status == "running" and _owner_alive(row)
+                if live and row is not None and row.pid != os.getpid():
+                    raise InputError(
+                        f"run {run_id} is still running (pid {row.pid} on {row.host}): stop it first, "
+                        "or delete it anyway with --force",
+                        source="runs delete",
+                    )
         with self.engine.begin() as conn:
             conn.execute(delete(QueryResultRow).where(QueryResultRow.run_id == run_id))
             conn.execute(delete(RunRow).where(RunRow.id == run_id))

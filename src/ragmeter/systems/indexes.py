@@ -9,6 +9,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -19,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter.errors import MissingExtraError
+from ragmeter.errors import InputError, MissingExtraError
 from ragmeter.systems.chunking import Chunk
 
 FORMAT_VERSION = 1
@@ -39,6 +40,31 @@ def fingerprint(kind: str, chunks: Sequence[Chunk], params: dict[str, Any]) -> s
         digest.update(chunk.indexed_text.encode())
         digest.update(b"\x01")
     return digest.hexdigest()
+
+
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def folder_name(name: str) -> str:
+    """A folder name for a namespace, dataset or model name: the name itself when it is a plain one
+    (letters, digits, `._-`, not starting with a dot, at most 64 characters); otherwise a slug of it and
+    a short hash of the whole name, so that `..`, `/`, absolute paths and NUL can never leave the folder
+    and two different names never share one."""
+    if _SAFE_NAME.fullmatch(name) and ".." not in name:
+        return name
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_-")[:40] or "name"
+    return f"{slug}-{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:10]}"
+
+
+def index_folder(root: str | Path, *names: str) -> Path:
+    """The folder under `root` for an index identified by `names` (e.g. namespace, index kind), each name
+    mapped by `folder_name`: always inside `root`."""
+    base = Path(root)
+    folder = base.joinpath(*(folder_name(n) for n in names))
+    inside = os.path.normpath(folder)
+    if os.path.commonpath([os.path.normpath(base), inside]) != os.path.normpath(base):  # pragma: no cover
+        raise InputError(f"index folder {folder} would be outside {base}", source="namespace")
+    return folder
 
 
 def _read_meta(folder: Path) -> dict[str, Any] | None:

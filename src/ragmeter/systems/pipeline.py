@@ -13,7 +13,7 @@ from ragmeter.errors import InputError
 from ragmeter.models import Document
 from ragmeter.systems.base import Retrieved
 from ragmeter.systems.chunking import Chunk, chunk_documents
-from ragmeter.systems.indexes import BM25Index, DenseIndex, Hits, rrf
+from ragmeter.systems.indexes import BM25Index, DenseIndex, Hits, index_folder, rrf
 
 COMPONENTS = frozenset({"chunking", "bm25", "dense", "rerank", "generation"})
 MODES = {
@@ -146,7 +146,7 @@ class Pipeline:
         if not self.persist:
             return None
         chunking = "nochunk" if "chunking" in self.disabled else f"c{self.chunk_size}-{self.chunk_overlap}"
-        return self.index_dir / self.collection / f"{kind}-{chunking}"
+        return index_folder(self.index_dir, self.collection, f"{kind}-{chunking}")
 
     def build(self) -> Pipeline:
         """Chunk the corpus and load or build each index (done lazily by the first retrieve)."""
