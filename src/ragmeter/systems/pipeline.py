@@ -239,7 +239,7 @@ class Pipeline:
         if self.llm is None:
             return None
         messages = build_messages(query, contexts, max_chars=self.max_context_chars)
-        response = await self.llm.complete(messages)
+        response = await self.llm.complete(messages, metric="generator")  # its label in the client's usage
         text = getattr(response, "text", response)
         return str(text)
 
