@@ -1,0 +1,332 @@
+"""`ragmeter judges validate|agreement` and `ragmeter judge-qrels`: how far a judge can be trusted.
+
+Thin fronts on ragmeter.experiments.judge_validation and ragmeter.experiments.qrels_judging.
+`--runs` takes one or more TREC run files: `--runs a.trec b.trec` and `--runs a.trec --runs b.trec`
+both work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ragmeter.cli.options import console, db_option, echo_json, format_option, open_db
+from ragmeter.errors import InputError
+
+_CONCURRENCY = click.option(
+    "--concurrency", type=int, default=8, show_default=True, help="Judge calls in flight at once."
+)
+_CACHE = click.option(
+    "--cache",
+    "cache",
+    metavar="FILE.sqlite",
+    default=None,
+    help="Cache judge replies in this SQLite file: a rerun sends no request it has already made.",
+)
+_RUNS = click.option(
+    "--runs",
+    "runs",
+    multiple=True,
+    metavar="RUN",
+    help="TREC run files (repeat the option or list them after it).",
+)
+
+
+def _client(judge: str, *, concurrency: int, cache: str | None, seed: int) -> Any:
+    from ragmeter.llm import from_spec
+
+    return from_spec(judge, concurrency=concurrency, cache=cache, seed=seed)
+
+
+def _read_runs(paths: Sequence[str]) -> dict[str, Any]:
+    from ragmeter.ir import Run
+
+    if not paths:
+        raise InputError("give at least one run file", source="--runs")
+    out: dict[str, Any] = {}
+    for p in paths:
+        name = Path(p).name
+        if name in out:
+            name = p
+        out[name] = Run.read(p)
+    return out
+
+
+def _table(rows: Sequence[Sequence[str]], headers: Sequence[str], title: str | None = None) -> Any:
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    for i, h in enumerate(headers):
+        table.add_column(h, justify="left" if i == 0 else "right")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+@click.group("judges")
+def judges() -> None:
+    """Validate judges against human labels, and LLM qrels against human qrels."""
+
+
+@judges.command("validate")
+@click.option("--dataset", "-d", required=True, help="A dataset with human_labels (native JSON/JSONL).")
+@click.option("--judge", required=True, metavar="MODEL", help="Judge LLM: local, openai:MODEL, MODEL@URL ...")
+@click.option(
+    "--metric", required=True, metavar="NAME", help="The judge metric to validate (its label name)."
+)
+@click.option("--sample", type=int, default=None, help="Judge a seeded sample of N labelled items.")
+@click.option("--seed", type=int, default=42, show_default=True, help="Seed of the sample and the bootstrap.")
+@click.option(
+    "--scale", metavar="LO:HI", help="The human labels' scale (default: binary, else their min..max)."
+)
+@click.option("--no-store", is_flag=True, help="Do not keep the report in the store.")
+@_CONCURRENCY
+@_CACHE
+@format_option("table", "markdown", "json")
+@db_option
+def validate_command(
+    dataset: str,
+    judge: str,
+    metric: str,
+    sample: int | None,
+    seed: int,
+    scale: str | None,
+    no_store: bool,
+    concurrency: int,
+    cache: str | None,
+    fmt: str,
+    db: str | None,
+) -> None:
+    """Run the judge METRIC on the items people labelled and report the agreement with them."""
+    from ragmeter.datasets import load_dataset
+    from ragmeter.experiments.judge_validation import (
+        format_markdown,
+        store_report,
+        summary_rows,
+        usage_line,
+        validate_judge,
+    )
+
+    bounds = _parse_scale(scale)
+    data = load_dataset(dataset, seed=seed)
+    llm = _client(judge, concurrency=concurrency, cache=cache, seed=seed)
+
+    async def go() -> Any:
+        async with llm:
+            return await validate_judge(
+                data, metric, llm=llm, sample=sample, seed=seed, concurrency=concurrency, scale=bounds
+            )
+
+    report = asyncio.run(go())
+    out = report.to_dict()
+    if not no_store:
+        with open_db(db) as store:
+            out["run_id"] = store_report(
+                store,
+                report,
+                dataset_name=data.name,
+                judge_spec=judge,
+                sample=sample,
+                concurrency=concurrency,
+            )
+    if fmt == "json":
+        echo_json(out)
+    elif fmt == "markdown":
+        click.echo(format_markdown(out), nl=False)
+    else:
+        con = console()
+        con.print(
+            _table(summary_rows(out), ["statistic", "value", "95% CI"], f"judge {metric} vs human labels")
+        )
+        conf = out.get("confusion")
+        if conf:
+            rows = [
+                [str(lab), *map(str, row)] for lab, row in zip(conf["labels"], conf["matrix"], strict=True)
+            ]
+            con.print(_table(rows, ["human \\ judge", *map(str, conf["labels"])], "confusion matrix"))
+        con.print(f"judge usage: {usage_line(out['usage'])}")
+        for note in out["notes"]:
+            con.print(f"note: {note}")
+        if "run_id" in out:
+            con.print(f"stored as run {out['run_id']}")
+
+
+def _parse_scale(text: str | None) -> tuple[float, float] | None:
+    if text is None:
+        return None
+    lo, sep, hi = text.partition(":")
+    try:
+        if not sep:
+            raise ValueError
+        return float(lo), float(hi)
+    except ValueError:
+        raise InputError(f"expected LO:HI, got {text!r}", source="--scale") from None
+
+
+@judges.command("agreement")
+@click.option("--qrels", "qrels_path", required=True, help="Human qrels (TREC, TSV or JSON).")
+@click.option("--llm-qrels", "llm_path", required=True, help="LLM qrels (e.g. written by judge-qrels).")
+@_RUNS
+@click.argument("more_runs", nargs=-1, metavar="[RUN]...")
+@click.option("--measure", default="ndcg@10", show_default=True, help="The measure that ranks the runs.")
+@click.option(
+    "--relevance-level", "-l", type=int, default=1, show_default=True, help="Human relevance level."
+)
+@click.option(
+    "--llm-relevant-grade",
+    type=int,
+    default=None,
+    help="LLM grade counted as relevant against binary human qrels (default 2).",
+)
+@click.option("--seed", type=int, default=42, show_default=True, help="Seed of the bootstrap.")
+@format_option("table", "json")
+def agreement_command(
+    qrels_path: str,
+    llm_path: str,
+    runs: tuple[str, ...],
+    more_runs: tuple[str, ...],
+    measure: str,
+    relevance_level: int,
+    llm_relevant_grade: int | None,
+    seed: int,
+    fmt: str,
+) -> None:
+    """Per-label agreement of two qrels, and Kendall's tau / tau_AP between the system rankings they give."""
+    from ragmeter.experiments.qrels_judging import meta_evaluate
+    from ragmeter.ir import Qrels
+
+    run_tables = _read_runs([*runs, *more_runs])
+    try:
+        result = meta_evaluate(
+            Qrels.read(qrels_path),
+            Qrels.read(llm_path),
+            run_tables,
+            measure=measure,
+            relevance_level=relevance_level,
+            llm_relevant_grade=llm_relevant_grade,
+            seed=seed,
+        )
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    out = result.to_dict()
+    if fmt == "json":
+        echo_json(out)
+        return
+    con = console()
+
+    def f(v: Any) -> str:
+        return "-" if v is None else f"{v:.3f}"
+
+    def ci(v: Sequence[Any]) -> str:
+        return "-" if v[0] is None else f"[{v[0]:.3f}, {v[1]:.3f}]"
+
+    con.print(
+        _table(
+            [
+                ("pairs judged by both", str(out["n_pairs"]), ""),
+                ("Cohen's kappa", f(out["kappa"]), ci(out["kappa_ci"])),
+                ("kappa, quadratic weights", f(out["weighted_kappa"]), ci(out["weighted_kappa_ci"])),
+                (f"Kendall tau ({out['measure']})", f(out["kendall_tau"]), ci(out["kendall_tau_ci"])),
+                ("tau_AP", f(out["tau_ap"]), ""),
+            ],
+            ["statistic", "value", "95% CI"],
+            "LLM qrels vs human qrels",
+        )
+    )
+    rows = [
+        (r["run"], f(r["human"]), f(r["llm"]), str(r["rank_human"]), str(r["rank_llm"])) for r in out["runs"]
+    ]
+    con.print(_table(rows, ["run", "human", "LLM", "rank (human)", "rank (LLM)"], out["measure"]))
+    for note in out["notes"]:
+        con.print(f"note: {note}")
+
+
+@click.command("judge-qrels")
+@_RUNS
+@click.argument("more_runs", nargs=-1, metavar="[RUN]...")
+@click.option("--depth", type=int, default=10, show_default=True, help="Pool each run's top K docs.")
+@click.option("--judge", required=True, metavar="MODEL", help="Judge LLM: local, openai:MODEL, MODEL@URL ...")
+@click.option("--output", "-o", required=True, metavar="FILE.qrels", help="Where the TREC qrels go.")
+@click.option("--qrels", "qrels_path", help="Human qrels: their pairs are not sent, and their grades win.")
+@click.option("--all", "all_pairs", is_flag=True, help="Label every pooled pair, judged by people or not.")
+@click.option("--dataset", "-d", required=True, help="The dataset with the query and document texts.")
+@click.option(
+    "--labels", "labels_path", metavar="FILE.jsonl", help="Also write each LLM label with its reason."
+)
+@click.option("--seed", type=int, default=42, show_default=True, help="Seed passed to the judge.")
+@_CONCURRENCY
+@_CACHE
+@format_option("table", "json")
+def judge_qrels_command(
+    runs: tuple[str, ...],
+    more_runs: tuple[str, ...],
+    depth: int,
+    judge: str,
+    output: str,
+    qrels_path: str | None,
+    all_pairs: bool,
+    dataset: str,
+    labels_path: str | None,
+    seed: int,
+    concurrency: int,
+    cache: str | None,
+    fmt: str,
+) -> None:
+    """Label the runs' pooled top-K pairs on the TREC 0-3 scale with an LLM (UMBRELA-style) and write qrels."""
+    from ragmeter.datasets import load_dataset
+    from ragmeter.experiments.qrels_judging import judge_pool
+    from ragmeter.ir import Qrels
+
+    if depth < 1:
+        raise InputError(f"--depth must be >= 1, got {depth}", source="--depth")
+    run_tables = _read_runs([*runs, *more_runs])
+    human = Qrels.read(qrels_path) if qrels_path else None
+    data = load_dataset(dataset, seed=seed)
+    queries = {q.query_id: q.question for q in data.queries}
+    docs = {d.doc_id: (f"{d.title}\n{d.text}" if d.title else d.text) for d in data.corpus or []}
+    llm = _client(judge, concurrency=concurrency, cache=cache, seed=seed)
+
+    async def go() -> Any:
+        async with llm:
+            return await judge_pool(
+                list(run_tables.values()),
+                depth=depth,
+                queries=queries,
+                docs=docs,
+                llm=llm,
+                human=human,
+                all_pairs=all_pairs,
+                concurrency=concurrency,
+            )
+
+    qrels, labels, report = asyncio.run(go())
+    if qrels is None:
+        raise InputError("the judge graded no pair: nothing to write (see the failures with --format json)")
+    qrels.to_trec(output)
+    if labels_path:
+        with open(labels_path, "w", encoding="utf-8") as fh:
+            for lab in labels:
+                row = {
+                    "query_id": lab.query_id,
+                    "doc_id": lab.doc_id,
+                    "grade": lab.grade,
+                    "reason": lab.reason,
+                }
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    out = {**report.to_dict(), "output": output, "merged_with_human": human is not None}
+    if fmt == "json":
+        echo_json(out)
+        return
+    click.echo(
+        f"pooled {out['n_pooled']} pairs (depth {depth}, {len(run_tables)} runs); "
+        f"{out['n_human_judged']} judged by people; {out['n_sent_to_judge']} sent to the judge: "
+        f"{out['n_labelled']} labelled {out['grades']}, {out['n_failed']} failed"
+    )
+    for fail in out["failures"][:5]:
+        click.echo(f"failed {fail['query_id']} {fail['doc_id']}: {fail['reason']}")
+    click.echo(f"wrote {output}" + (" (human grades win where both judge)" if human is not None else ""))

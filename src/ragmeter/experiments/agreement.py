@@ -1,0 +1,369 @@
+"""Agreement between two raters (a judge and people): accuracy, Cohen's kappa, rank correlations, tau_AP,
+with seeded bootstrap intervals.
+
+Everything is numpy; the definitions follow scikit-learn's `cohen_kappa_score` (weights on label
+*positions*, as sklearn does: pass the full scale as `labels` so that positions equal grades) and scipy's
+`kendalltau` (tau-b) and `spearmanr` (Pearson correlation of average ranks), which the tests use as oracles.
+An undefined statistic (one rater constant, fewer than two items) is None, never NaN.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence, Sized
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+Weights = Literal["linear", "quadratic"] | None
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+def _as_float(values: Sequence[float] | npt.ArrayLike) -> FloatArray:
+    arr = np.asarray(values, dtype=np.float64).reshape(-1)
+    if not np.isfinite(arr).all():
+        raise ValueError("agreement statistics need finite values")
+    return arr
+
+
+def _same_length(a: Sized, b: Sized) -> None:
+    if len(a) != len(b):
+        raise ValueError(f"the two raters label different numbers of items ({len(a)} vs {len(b)})")
+
+
+# --- confusion matrix, accuracy, kappa -----------------------------------------------------------
+
+
+def label_set(a: Sequence[Hashable], b: Sequence[Hashable]) -> list[Any]:
+    """The labels of both raters, sorted (sklearn's default `labels`)."""
+    return sorted(set(a) | set(b))
+
+
+def encode(
+    a: Sequence[Hashable], b: Sequence[Hashable], labels: Sequence[Hashable] | None = None
+) -> tuple[list[Any], IntArray, IntArray]:
+    """(labels, positions of a, positions of b); a label missing from `labels` raises ValueError."""
+    _same_length(a, b)
+    labs = list(labels) if labels is not None else label_set(a, b)
+    pos = {lab: i for i, lab in enumerate(labs)}
+    try:
+        ia = np.fromiter((pos[x] for x in a), dtype=np.int64, count=len(a))
+        ib = np.fromiter((pos[x] for x in b), dtype=np.int64, count=len(b))
+    except KeyError as exc:
+        raise ValueError(f"label {exc.args[0]!r} is not in the label set {labs!r}") from None
+    return labs, ia, ib
+
+
+def _confusion(ia: IntArray, ib: IntArray, k: int) -> IntArray:
+    return np.bincount(ia * k + ib, minlength=k * k).reshape(k, k).astype(np.int64)
+
+
+def confusion_matrix(
+    a: Sequence[Hashable], b: Sequence[Hashable], labels: Sequence[Hashable] | None = None
+) -> tuple[list[Any], list[list[int]]]:
+    """(labels, matrix) with matrix[i][j] = items rater a put in labels[i] and rater b in labels[j]."""
+    labs, ia, ib = encode(a, b, labels)
+    return labs, _confusion(ia, ib, len(labs)).tolist()
+
+
+def _weight_matrix(k: int, weights: Weights) -> FloatArray:
+    idx = np.arange(k, dtype=np.float64)
+    diff = np.abs(idx[:, None] - idx[None, :])
+    if weights is None:
+        return (diff > 0).astype(np.float64)
+    if weights == "linear":
+        return diff
+    if weights == "quadratic":
+        return diff**2
+    raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
+
+
+def _kappa_from_confusion(cm: npt.NDArray[Any], w: FloatArray) -> float | None:
+    n = cm.sum()
+    if n == 0:
+        return None
+    expected = np.outer(cm.sum(axis=1), cm.sum(axis=0)) / n
+    denom = float((w * expected).sum())
+    if denom <= 0.0:
+        return None  # both raters used one and the same label: chance agreement is total
+    return 1.0 - float((w * cm).sum()) / denom
+
+
+def cohen_kappa(
+    a: Sequence[Hashable],
+    b: Sequence[Hashable],
+    *,
+    weights: Weights = None,
+    labels: Sequence[Hashable] | None = None,
+) -> float | None:
+    """Cohen's kappa (weights on label positions, as sklearn). None when undefined."""
+    labs, ia, ib = encode(a, b, labels)
+    k = len(labs)
+    return _kappa_from_confusion(_confusion(ia, ib, k), _weight_matrix(k, weights))
+
+
+def accuracy(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:
+    _same_length(a, b)
+    if not a:
+        return None
+    return sum(1 for x, y in zip(a, b, strict=True) if x == y) / len(a)
+
+
+# --- rank correlations ---------------------------------------------------------------------------
+
+
+def average_ranks(values: Sequence[float] | npt.ArrayLike) -> FloatArray:
+    """1-based ranks, ties sharing their average rank (scipy.stats.rankdata 'average')."""
+    x = _as_float(values)
+    _, inverse, counts = np.unique(x, return_inverse=True, return_counts=True)
+    ends = np.cumsum(counts).astype(np.float64)
+    starts = ends - counts + 1.0
+    return ((starts + ends) / 2.0)[inverse.reshape(-1)]
+
+
+def pearson(x: FloatArray, y: FloatArray) -> float | None:
+    if len(x) < 2:
+        return None
+    dx = x - x.mean()
+    dy = y - y.mean()
+    denom = float(np.sqrt((dx * dx).sum() * (dy * dy).sum()))
+    if denom == 0.0:
+        return None
+    return float(np.clip((dx * dy).sum() / denom, -1.0, 1.0))
+
+
+def spearman(a: Sequence[float] | npt.ArrayLike, b: Sequence[float] | npt.ArrayLike) -> float | None:
+    """Spearman's rho: Pearson correlation of average ranks (scipy.stats.spearmanr)."""
+    x, y = _as_float(a), _as_float(b)
+    _same_length(x, y)
+    return pearson(average_ranks(x), average_ranks(y))
+
+
+def _contingency(x: FloatArray, y: FloatArray) -> IntArray:
+    _, ix = np.unique(x, return_inverse=True)
+    uy, iy = np.unique(y, return_inverse=True)
+    kx = int(ix.max()) + 1 if len(ix) else 0
+    ky = len(uy)
+    return np.bincount(ix.reshape(-1) * ky + iy.reshape(-1), minlength=kx * ky).reshape(kx, ky)
+
+
+def _tau_b_from_table(table: npt.NDArray[Any]) -> float | None:
+    """Kendall's tau-b from the contingency table of the two raters' distinct values (sorted)."""
+    t = table.astype(np.float64)
+    n = t.sum()
+    if n < 2:
+        return None
+    # below_right[i, j] = sum of t[i' > i, j' > j]; below_left[i, j] = sum of t[i' > i, j' < j].
+    suffix = t[::-1, ::-1].cumsum(0).cumsum(1)[::-1, ::-1]  # sum over i' >= i, j' >= j
+    below_right = np.zeros_like(t)
+    below_right[:-1, :-1] = suffix[1:, 1:]
+    rows_below = t[::-1].cumsum(0)[::-1]  # sum over i' >= i, per column
+    left = rows_below.cumsum(1)  # sum over i' >= i, j' <= j
+    below_left = np.zeros_like(t)
+    below_left[:-1, 1:] = left[1:, :-1]
+    concordant = float((t * below_right).sum())
+    discordant = float((t * below_left).sum())
+    n0 = n * (n - 1) / 2.0
+    r = t.sum(axis=1)
+    c = t.sum(axis=0)
+    n1 = float((r * (r - 1) / 2.0).sum())
+    n2 = float((c * (c - 1) / 2.0).sum())
+    denom = (n0 - n1) * (n0 - n2)
+    if denom <= 0.0:
+        return None
+    return float(np.clip((concordant - discordant) / np.sqrt(denom), -1.0, 1.0))
+
+
+def kendall_tau(a: Sequence[float] | npt.ArrayLike, b: Sequence[float] | npt.ArrayLike) -> float | None:
+    """Kendall's tau-b (scipy.stats.kendalltau's default). Linear in the items, quadratic in the
+    distinct values: fine for labels and scores on a scale, and for rankings of a few hundred systems."""
+    x, y = _as_float(a), _as_float(b)
+    _same_length(x, y)
+    return _tau_b_from_table(_contingency(x, y))
+
+
+def tau_ap(truth: Sequence[float] | npt.ArrayLike, estimate: Sequence[float] | npt.ArrayLike) -> float | None:
+    """AP correlation (Yilmaz, Aslam and Robertson, SIGIR 2008) of the ranking by `estimate` against the
+    ranking by `truth` (higher score = better = earlier): swaps near the top cost more than swaps below.
+
+    tau_AP = 2/(N-1) * sum_{i=2..N} C(i)/(i-1) - 1, walking the estimated ranking, where C(i) counts the
+    items above rank i that the truth also puts above the item at rank i. It is asymmetric by design.
+    Ties, which the definition does not cover: the estimated ranking breaks them by the truth's order
+    worst-first (ties never earn credit), and a pair tied in the truth counts half.
+    """
+    t, e = _as_float(truth), _as_float(estimate)
+    _same_length(t, e)
+    n = len(t)
+    if n < 2:
+        return None
+    order = np.lexsort((t, -e))  # estimate descending; among ties, lower truth first (pessimistic)
+    ts = t[order]
+    total = 0.0
+    for i in range(1, n):
+        above = ts[:i]
+        correct = float((above > ts[i]).sum()) + 0.5 * float((above == ts[i]).sum())
+        total += correct / i
+    return 2.0 * total / (n - 1) - 1.0
+
+
+# --- bootstrap -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A percentile bootstrap interval; `n_valid` resamples gave a defined statistic."""
+
+    lo: float | None
+    hi: float | None
+    n_boot: int
+    n_valid: int
+
+    def as_list(self) -> list[float | None]:
+        return [self.lo, self.hi]
+
+
+def bootstrap_interval(
+    statistic: Callable[[IntArray], float | None],
+    n: int,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> Interval:
+    """Percentile interval of `statistic(indices)` over `n_boot` resamples of range(n) with replacement.
+
+    Resamples where the statistic is undefined are skipped (and counted): with fewer than half of them
+    valid, there is no interval.
+    """
+    if n < 2 or n_boot < 1:
+        return Interval(None, None, n_boot, 0)
+    rng = np.random.default_rng(seed)
+    values: list[float] = []
+    for _ in range(n_boot):
+        v = statistic(rng.integers(0, n, size=n))
+        if v is not None and np.isfinite(v):
+            values.append(float(v))
+    if len(values) < max(1, n_boot // 2):
+        return Interval(None, None, n_boot, len(values))
+    alpha = (1.0 - level) / 2.0
+    lo, hi = np.quantile(np.asarray(values), [alpha, 1.0 - alpha])
+    return Interval(float(lo), float(hi), n_boot, len(values))
+
+
+# --- the report ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Agreement:
+    """Agreement of a judge with people on the same items (labels already on one scale)."""
+
+    n: int
+    labels: list[Any]
+    accuracy: float | None
+    accuracy_ci: list[float | None]
+    kappa: float | None
+    kappa_ci: list[float | None]
+    weighted_kappa: float | None
+    weighted_kappa_ci: list[float | None]
+    spearman: float | None
+    spearman_ci: list[float | None]
+    kendall: float | None
+    kendall_ci: list[float | None]
+    confusion: list[list[int]]  # rows: human, columns: judge
+    n_boot: int
+    seed: int
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "labels": self.labels,
+            "accuracy": self.accuracy,
+            "accuracy_ci": self.accuracy_ci,
+            "kappa": self.kappa,
+            "kappa_ci": self.kappa_ci,
+            "weighted_kappa": self.weighted_kappa,
+            "weighted_kappa_ci": self.weighted_kappa_ci,
+            "spearman": self.spearman,
+            "spearman_ci": self.spearman_ci,
+            "kendall": self.kendall,
+            "kendall_ci": self.kendall_ci,
+            "confusion": {
+                "rows": "human",
+                "columns": "judge",
+                "labels": self.labels,
+                "matrix": self.confusion,
+            },
+            "bootstrap": {"n_boot": self.n_boot, "seed": self.seed, "level": 0.95, "method": "percentile"},
+            "notes": self.notes,
+        }
+
+
+def agreement(
+    human: Sequence[float],
+    judge: Sequence[float],
+    *,
+    labels: Sequence[float] | None = None,
+    judge_scores: Sequence[float] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> Agreement:
+    """Every agreement statistic with its bootstrap 95% interval (one resample set for all of them).
+
+    `human` and `judge` are labels on one scale (`labels`: the whole scale, so that the weighted kappa
+    weighs grade distances; default: the labels seen). `judge_scores`, when given, are the judge's raw
+    values (before mapping to the scale) and the rank correlations use them instead of `judge`.
+    """
+    _same_length(human, judge)
+    labs, ih, ij = encode(human, judge, labels)
+    k = len(labs)
+    h = _as_float(human)
+    s = _as_float(judge_scores if judge_scores is not None else judge)
+    _same_length(h, s)
+    w_plain = _weight_matrix(k, None)
+    w_quad = _weight_matrix(k, "quadratic")
+
+    def acc(idx: IntArray) -> float | None:
+        return float((ih[idx] == ij[idx]).mean()) if len(idx) else None
+
+    def kap(idx: IntArray) -> float | None:
+        return _kappa_from_confusion(_confusion(ih[idx], ij[idx], k), w_plain)
+
+    def wkap(idx: IntArray) -> float | None:
+        return _kappa_from_confusion(_confusion(ih[idx], ij[idx], k), w_quad)
+
+    def rho(idx: IntArray) -> float | None:
+        return pearson(average_ranks(h[idx]), average_ranks(s[idx]))
+
+    def tau(idx: IntArray) -> float | None:
+        return _tau_b_from_table(_contingency(h[idx], s[idx]))
+
+    n = len(h)
+    everything = np.arange(n, dtype=np.int64)
+
+    def ci(stat: Callable[[IntArray], float | None]) -> list[float | None]:
+        return bootstrap_interval(stat, n, n_boot=n_boot, seed=seed).as_list()
+
+    notes = []
+    if n and len(set(ih.tolist())) < 2:
+        notes.append("the human labels are all the same: kappa and correlations are undefined")
+    return Agreement(
+        n=n,
+        labels=list(labs),
+        accuracy=acc(everything),
+        accuracy_ci=ci(acc),
+        kappa=kap(everything),
+        kappa_ci=ci(kap),
+        weighted_kappa=wkap(everything),
+        weighted_kappa_ci=ci(wkap),
+        spearman=rho(everything),
+        spearman_ci=ci(rho),
+        kendall=tau(everything),
+        kendall_ci=ci(tau),
+        confusion=_confusion(ih, ij, k).tolist(),
+        n_boot=n_boot,
+        seed=seed,
+        notes=notes,
+    )
