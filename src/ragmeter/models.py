@@ -45,6 +45,9 @@ class EvalQuery(BaseModel):
     relevant_doc_ids: list[str] = Field(default_factory=list)
     # Optional graded judgments {doc_id: grade}; when given it is the qrels of this query.
     relevance: dict[str, int] | None = None
+    # Human judgments of this query's answer, named after the judge metric they validate
+    # (e.g. {"answer_correctness": 1, "factuality": 0.5}); read by `ragmeter judges validate`.
+    human_labels: dict[str, float | int | bool] = Field(default_factory=dict)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     def gold_answers(self) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,11 @@ def query_from_record(record: Any) -> EvalQuery:
     data = dict(record)
     if isinstance(data.get("query_id"), int):
         data["query_id"] = str(data["query_id"])
+    labels = data.get("human_labels")
+    if isinstance(labels, dict):  # pydantic would read "yes" as True and "0.5" as 0.5: refuse strings
+        for name, value in labels.items():
+            if not isinstance(value, int | float):
+                raise ValueError(f"field 'human_labels.{name}': {value!r} is not a number or a boolean")
     try:
         return EvalQuery.model_validate(data)
     except ValidationError as exc:
@@ -150,6 +156,7 @@ def check_dataset(
 ) -> None:
     """Cross-record checks: duplicate ids, empty questions/texts, relevant ids missing from the corpus."""
     seen_q: dict[str, str] = {}
+    label_kinds: dict[str, tuple[str, str]] = {}
     for query, loc in zip(dataset.queries, query_locations, strict=True):
         if query.query_id in seen_q:
             problems.add(loc, f"duplicate query_id {query.query_id!r} (first at {seen_q[query.query_id]})")
@@ -161,6 +168,7 @@ def check_dataset(
             problems.add(loc, f"query {query.query_id!r}: empty question")
         if len(set(query.relevant_doc_ids)) != len(query.relevant_doc_ids):
             problems.add(loc, f"query {query.query_id!r}: relevant_doc_ids repeats an id")
+        _check_human_labels(query, loc, problems, label_kinds)
     corpus = dataset.corpus
     if corpus is None:
         return
@@ -180,6 +188,32 @@ def check_dataset(
         if missing:
             shown = ", ".join(repr(d) for d in missing[:5])
             problems.add(loc, f"query {query.query_id!r}: relevant ids not in the corpus: {shown}")
+
+
+_LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:@-]*$")
+
+
+def _check_human_labels(
+    query: EvalQuery, loc: str, problems: Problems, kinds: dict[str, tuple[str, str]]
+) -> None:
+    """human_labels: names like judge metric names, finite numbers or booleans, one kind per name
+    across the dataset (all booleans or all numbers), so that `judges validate` sees one scale."""
+    for name, value in query.human_labels.items():
+        where = f"{loc}: field 'human_labels.{name}'"
+        if not _LABEL_NAME.match(name):
+            problems.add(where, f"query {query.query_id!r}: {name!r} is not a metric name")
+            continue
+        if not isinstance(value, bool) and not math.isfinite(float(value)):
+            problems.add(where, f"query {query.query_id!r}: label {value!r} is not a finite number")
+            continue
+        kind = "boolean" if isinstance(value, bool) else "number"
+        first = kinds.setdefault(name, (kind, loc))
+        if first[0] != kind:
+            problems.add(
+                where,
+                f"query {query.query_id!r}: a {kind} label, but {name!r} has {first[0]} labels "
+                f"(first at {first[1]}); use one kind per label",
+            )
 
 
 def _parse_json_dataset(path: Path, problems: Problems) -> tuple[EvalDataset | None, list[str], list[str]]:
