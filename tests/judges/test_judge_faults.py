@@ -34,6 +34,9 @@ CLAIMS = [
     ("Paris is a lovely city.", "NOT SUPPORTED"),
 ]
 
+# Short enough for the "hang" fault to time out quickly, long enough for a loaded machine to answer.
+FAULT_TIMEOUT_S = 1.5
+
 NUMERIC = {"groundedness", "relevance", "answer_correctness", "coherence", "completeness", "retrieval_grade"}
 STRUCTURED = {"factuality", "citation_accuracy"}
 
@@ -202,7 +205,7 @@ def check_invariants(name: str, result: MetricResult) -> None:
 @pytest.mark.parametrize("fault", FAULTS)
 async def test_every_judge_every_fault(scripted, fault: str, always: bool) -> None:  # type: ignore[no-untyped-def]
     srv = await scripted(responder(fault, always))
-    llm = from_spec(f"openai-compatible:scripted@{srv.url}", timeout=0.5, max_retries=1)
+    llm = from_spec(f"openai-compatible:scripted@{srv.url}", timeout=FAULT_TIMEOUT_S, max_retries=1)
     results = await all_judges(llm)
     await llm.aclose()
     assert set(results) == set(JUDGES)
@@ -241,7 +244,9 @@ async def test_a_mixed_batch_finishes(scripted) -> None:  # type: ignore[no-unty
         return Step(text=json.dumps(good_payload(name, req)))
 
     srv = await scripted(respond)
-    llm = from_spec(f"openai-compatible:scripted@{srv.url}", timeout=0.5, max_retries=1, concurrency=4)
+    llm = from_spec(
+        f"openai-compatible:scripted@{srv.url}", timeout=FAULT_TIMEOUT_S, max_retries=1, concurrency=4
+    )
     batch = await asyncio.gather(*(all_judges(llm, query_id=f"q{i}") for i in range(6)))
     await llm.aclose()
     assert len(batch) == 6

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ragmeter.judges import prompts as P
+import ragmeter.judges.prompts as P
 from ragmeter.judges.core import numbered
 from ragmeter.judges.judge import Judge, JudgeInput, Reasoned
 from ragmeter.judges.scales import SCORE_0_10

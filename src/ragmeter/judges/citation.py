@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ragmeter.judges import prompts as P
+import ragmeter.judges.prompts as P
 from ragmeter.judges.core import ask, numbered, usage_details
 from ragmeter.judges.judge import Judge, JudgeInput
 from ragmeter.judges.parsing import ParseFailure, parse_model

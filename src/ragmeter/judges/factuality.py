@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from ragmeter.judges import prompts as P
+import ragmeter.judges.prompts as P
 from ragmeter.judges.core import JudgeFailure, Reply, ask, numbered, usage_details
 from ragmeter.judges.judge import Judge, JudgeInput
 from ragmeter.judges.parsing import ParseFailure, parse_model

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ragmeter.judges import prompts as P
+import ragmeter.judges.prompts as P
 from ragmeter.judges.core import numbered
 from ragmeter.judges.judge import Judge, JudgeInput
 from ragmeter.judges.scales import GRADE_1_10
