@@ -199,6 +199,21 @@ class RedactingFilter(logging.Filter):
         return True
 
 
+HTTP_LOGGERS = ("httpx", "httpx2", "httpcore", "httpcore2", "openai", "anthropic", "urllib3", "aiohttp")
+
+
+def guard_http_logs(names: Iterable[str] = HTTP_LOGGERS) -> None:
+    """Put a RedactingFilter on the HTTP libraries' own loggers (httpx logs every request URL, user info
+    included), once: called when a client is made from a URL that carries credentials."""
+    known = [
+        n for n in logging.Logger.manager.loggerDict if n.split(".")[0].startswith(("httpx", "httpcore"))
+    ]
+    for name in {*names, *known}:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, RedactingFilter) for f in logger.filters):
+            logger.addFilter(RedactingFilter())
+
+
 # ---------------------------------------------------------------------------------------------- CSV
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -289,30 +304,32 @@ def console_text(text: Any) -> str:
 # ---------------------------------------------------------------------------------------------- paths
 
 
-def check_output_path(path: str | Path, *, source: str) -> Path:
-    """Fail now, naming `source` (the flag), if `path` cannot be written as a file: it is a folder, its
-    folder cannot be made, or that folder is not writable. Run before any work is stored."""
+def check_output_path(path: str | Path, *, source: str, create: bool = False) -> Path:
+    """Fail now, naming `source` (the flag), if `path` cannot be written as a file: it is a folder, a part
+    of its folder is a file, or the nearest existing folder is not writable. Changes nothing on disk
+    unless `create` (then the missing folders are made)."""
     p = Path(path).expanduser()
     if p.is_dir():
         raise InputError(f"{p} is a folder: give a file name", source=source)
-    parent = p.parent
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        raise InputError(f"cannot create the folder {parent}: a file has that name", source=source) from None
-    except OSError as exc:
-        raise InputError(f"cannot create the folder {parent}: {exc.strerror}", source=source) from None
-    if not parent.is_dir():
-        raise InputError(f"{parent} is not a folder", source=source)
-    if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+    existing = p.parent
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise InputError(f"cannot create a folder under {existing}: it is a file", source=source)
+    if not os.access(existing, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
         raise InputError(f"cannot write to {p}: permission denied", source=source)
+    if create:
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create the folder {p.parent}: {exc.strerror}", source=source) from None
     return p
 
 
 def write_text_atomic(path: str | Path, text: str, *, source: str | None = None) -> Path:
     """Write `text` to `path` through a temporary file beside it, replaced into place; an OS error is an
     InputError naming `source` (or the path), and the temporary file never stays behind."""
-    p = check_output_path(path, source=source or str(path))
+    p = check_output_path(path, source=source or str(path), create=True)
     tmp = p.with_name(p.name + f".{os.getpid()}.tmp")
     try:
         tmp.write_text(text, encoding="utf-8")
@@ -322,3 +339,13 @@ def write_text_atomic(path: str | Path, text: str, *, source: str | None = None)
     finally:
         tmp.unlink(missing_ok=True)
     return p
+
+
+def describe_file_error(exc: OSError | UnicodeError) -> str:
+    """One line for a file problem that reached the CLI without being turned into an InputError."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text (byte {exc.start}): {exc.reason}"
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{where}{exc.strerror or exc}"
+    return str(exc)

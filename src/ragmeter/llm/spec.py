@@ -11,7 +11,7 @@ from typing import Any
 from ragmeter.errors import InputError
 from ragmeter.llm.base import LLMClient
 from ragmeter.llm.cache import ResponseCache
-from ragmeter.safety import REDACTED, redact_spec, reveal, strip_redacted
+from ragmeter.safety import REDACTED, guard_http_logs, redact_spec, reveal, strip_redacted
 
 log = logging.getLogger("ragmeter.llm")
 
@@ -63,6 +63,8 @@ def from_spec(
     """
     spec = reveal(spec.strip())
     shown = public_spec(spec)
+    if shown != spec:
+        guard_http_logs()  # the HTTP client logs request URLs: keep the credentials out of them
     backend, sep, rest = spec.partition(":")
     if backend != "local" and (not sep or not rest):
         raise InputError(f"bad judge spec {shown!r}: expected {SPEC_HELP}", source="--judge")
@@ -112,4 +114,3 @@ def from_spec(
     raise InputError(
         f"unknown judge backend {backend!r} in {shown!r}: expected {SPEC_HELP}", source="--judge"
     )
-
