@@ -12,6 +12,7 @@ import sys
 from typing import TextIO
 
 from ragmeter.errors import InputError
+from ragmeter.safety import RedactingFilter
 
 # A custom level below DEBUG: full prompts and replies.
 TRACE = 5
@@ -58,6 +59,7 @@ def configure_logging(level: str | int, stream: TextIO | None = None) -> None:
             root.removeHandler(handler)
     handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
     handler.set_name(_HANDLER_NAME)
+    handler.addFilter(RedactingFilter())  # URL credentials and known secrets never reach the log
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     root.addHandler(handler)
     root.setLevel(number)
