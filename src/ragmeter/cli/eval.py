@@ -41,6 +41,10 @@ def _split_measures(values: tuple[str, ...]) -> list[str] | None:
 @click.option(
     "--fail-under", multiple=True, metavar="MEASURE=VALUE", help="Exit 1 if the mean is below VALUE."
 )
+@click.option("--junit-xml", metavar="PATH", help="Write the --fail-under gates as JUnit XML test cases.")
+@click.option(
+    "--junit-per-query", is_flag=True, help="With --junit-xml: a test case per query that fell short."
+)
 @click.option("-l", "--relevance-level", type=int, default=1, show_default=True, help="As trec_eval -l.")
 @click.option(
     "--ignore-missing", is_flag=True, help="Leave judged queries absent from the run out of the means."
@@ -56,6 +60,8 @@ def eval_command(
     csv_raw: bool,
     fmt: str,
     fail_under: tuple[str, ...],
+    junit_xml: str | None,
+    junit_per_query: bool,
     relevance_level: int,
     ignore_missing: bool,
     include_no_relevant: bool,
@@ -71,6 +77,10 @@ def eval_command(
     thresholds = [(parse_measure(n).name, v) for n, v in parse_thresholds(fail_under)]
     wanted = [m.name for m in parse_measures(names)]
     wanted += [n for n, _ in thresholds if n not in wanted]
+    if junit_per_query and not junit_xml:
+        raise InputError("needs --junit-xml PATH", source="--junit-per-query")
+    if junit_xml and not thresholds:
+        raise InputError("needs --fail-under MEASURE=VALUE (the gates it reports)", source="--junit-xml")
     qrels = Qrels.read(qrels_path, keep_first=keep_first)
     run = Run.read(run_path, keep_first=keep_first)
     result = evaluate(
@@ -89,6 +99,10 @@ def eval_command(
     else:
         _print_table(result, per_query=per_query)
 
+    if junit_xml:
+        from ragmeter.report.junit import gates_of_ir, write_junit_xml
+
+        write_junit_xml(junit_xml, gates_of_ir(result, dict(thresholds)), per_query=junit_per_query)
     agg = result.aggregate
     short = [(n, agg[n], v) for n, v in thresholds if agg[n] < v]
     for name, got, want in short:

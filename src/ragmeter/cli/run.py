@@ -61,6 +61,19 @@ def _top_k(value: str | None) -> list[int] | None:
 @click.option(
     "--fail-under", "fail_under", multiple=True, metavar="METRIC=VALUE", help="Exit 1 if a mean is lower."
 )
+@click.option("--junit-xml", metavar="PATH", help="Write the --fail-under gates as JUnit XML test cases.")
+@click.option(
+    "--junit-per-query", is_flag=True, help="With --junit-xml: a test case per query that fell short."
+)
+@click.option(
+    "--mlflow",
+    "mlflow_uri",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    metavar="[URI]",
+    help="Log the run to MLflow (default URI: $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db).",
+)
 @click.option(
     "--resume", "resume", metavar="RUN_ID", help="Complete an interrupted run (skips finished queries)."
 )
@@ -94,6 +107,9 @@ def run_command(
     name: str,
     fmt: str,
     fail_under: tuple[str, ...],
+    junit_xml: str | None,
+    junit_per_query: bool,
+    mlflow_uri: str | None,
     resume: str | None,
     retry_failed: bool,
     config_path: str | None,
@@ -107,6 +123,14 @@ def run_command(
     from ragmeter.store import open_store
 
     thresholds = parse_fail_under(fail_under)
+    if junit_per_query and not junit_xml:
+        raise InputError("needs --junit-xml PATH", source="--junit-per-query")
+    if junit_xml and not thresholds:
+        raise InputError("needs --fail-under METRIC=VALUE (the gates it reports)", source="--junit-xml")
+    if mlflow_uri is not None:
+        from ragmeter.integrations.mlflow import require_mlflow
+
+        require_mlflow()  # before anything runs or is stored
     if concurrency is not None and concurrency < 1:
         raise InputError("must be at least 1", source="--concurrency")
     store = open_store(db)
@@ -165,6 +189,21 @@ def run_command(
         )
     store.close()
     short = check_fail_under(result.aggregate, thresholds)
+    if junit_xml:
+        from ragmeter.report.junit import gates_of_run, write_junit_xml
+
+        write_junit_xml(junit_xml, gates_of_run(result, thresholds), per_query=junit_per_query)
+        click.echo(f"JUnit XML: {junit_xml}", err=True)
+    if mlflow_uri is not None:
+        from ragmeter.integrations.mlflow import log_run
+
+        logged = log_run(
+            result, tracking_uri=mlflow_uri or None, artifacts=[json_path, csv_path_for(json_path)]
+        )
+        click.echo(
+            f"MLflow: run {logged.run_id} in experiment {logged.experiment!r} at {logged.tracking_uri}",
+            err=True,
+        )
     for line in short:
         click.echo(f"ragmeter: fail-under: {line}", err=True)
     if short:

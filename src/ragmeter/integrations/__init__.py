@@ -1,0 +1,1 @@
+"""Bridges to tools RAG engineers already use (MLflow); each imports its tool only when called."""

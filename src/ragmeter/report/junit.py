@@ -1,0 +1,244 @@
+"""JUnit XML from quality gates, so CI systems (GitHub, GitLab, Jenkins, Azure) show them as tests.
+
+One test case per gated metric (a `<failure>` carrying value and threshold when the mean falls short),
+and, when asked, one per query that fell short of a gate (and one `<error>` per query whose system call
+failed). A gate fails when the mean is below its threshold (above it, for a metric where lower is
+better, as the metric registry says) or has no valid value: the rule of `--fail-under`, so the XML
+agrees with the exit code.
+
+Plain data in (means, per-query values), XML out: `gates_of_run` / `gates_of_ir` adapt a run or an
+`ragmeter.evaluate` result, `junit_xml` renders, `write_junit_xml` writes.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ragmeter.ir.evaluate import IREvaluation
+    from ragmeter.models import EvalRunResult
+
+__all__ = [
+    "Gate",
+    "GateReport",
+    "QueryCheck",
+    "falls_short",
+    "gates_of_ir",
+    "gates_of_run",
+    "junit_xml",
+    "write_junit_xml",
+]
+
+# Characters XML 1.0 cannot carry at all (an error message may hold any byte a system returned).
+_ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _clean(text: str) -> str:
+    return _ILLEGAL_XML.sub("\N{REPLACEMENT CHARACTER}", text)
+
+
+def _num(value: float | None) -> str:
+    return "null" if value is None else f"{value:.4f}"
+
+
+def falls_short(value: float | None, threshold: float, higher_is_better: bool = True) -> bool:
+    """The gate rule: no value, or a value on the wrong side of the threshold."""
+    if value is None:
+        return True
+    return value < threshold if higher_is_better else value > threshold
+
+
+def _op(short: bool, higher_is_better: bool) -> str:
+    if higher_is_better:
+        return "<" if short else ">="
+    return ">" if short else "<="
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One `--fail-under METRIC=VALUE` check: passes when the mean is at least the threshold (at most,
+    when lower is better)."""
+
+    metric: str
+    threshold: float
+    value: float | None  # the mean over valid values; None when there was none
+    n: int | None = None  # valid values the mean is over
+    n_null: int = 0
+    higher_is_better: bool = True
+
+    @property
+    def passed(self) -> bool:
+        return not falls_short(self.value, self.threshold, self.higher_is_better)
+
+    def message(self) -> str:
+        op = _op(not self.passed, self.higher_is_better)
+        return f"{self.metric} = {_num(self.value)} {op} {self.threshold:g}"
+
+
+@dataclass(frozen=True)
+class QueryCheck:
+    """A query that fell short of a gate (value below the threshold or null), or whose system call failed."""
+
+    query_id: str
+    metric: str | None  # None: the query failed as a whole (`error` says why)
+    value: float | None = None
+    threshold: float | None = None
+    error: str | None = None
+    higher_is_better: bool = True
+
+    def message(self) -> str:
+        if self.metric is None:
+            return f"query {self.query_id} failed: {self.error or 'unknown error'}"
+        text = f"{self.metric} = {_num(self.value)} {_op(True, self.higher_is_better)} {self.threshold:g}"
+        return f"{text} ({self.error})" if self.error else text
+
+
+@dataclass
+class GateReport:
+    """The gates of one evaluation and the queries that fell short, with what identifies the run."""
+
+    gates: list[Gate]
+    queries: list[QueryCheck] = field(default_factory=list)
+    properties: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return all(g.passed for g in self.gates)
+
+
+def _short_queries(
+    per_query: Iterable[tuple[str, Mapping[str, float | None], Mapping[str, str | None]]],
+    thresholds: Mapping[str, float],
+) -> list[QueryCheck]:
+    from ragmeter.metrics import higher_is_better
+
+    directions = {metric: higher_is_better(metric) for metric in thresholds}
+    out: list[QueryCheck] = []
+    for qid, values, errors in per_query:
+        for metric, threshold in thresholds.items():
+            if metric not in values:
+                continue  # not scored for this query (e.g. no relevant doc): not a shortfall
+            value, hib = values[metric], directions[metric]
+            if falls_short(value, threshold, hib):
+                out.append(QueryCheck(qid, metric, value, threshold, errors.get(metric), hib))
+    return out
+
+
+def gates_of_run(result: EvalRunResult, thresholds: Mapping[str, float]) -> GateReport:
+    """Gates over a ragmeter run (`EvalRunResult`); thresholds name metrics of `result.aggregate`.
+
+    A metric absent from the run is a gate with no value (it fails); the CLI rejects such names first.
+    """
+    from ragmeter.metrics import higher_is_better
+
+    gates = []
+    for metric, threshold in thresholds.items():
+        s = result.aggregate.get(metric)
+        mean, n, n_null = (s.mean, s.n, s.n_null) if s else (None, 0, 0)
+        gates.append(Gate(metric, threshold, mean, n, n_null, higher_is_better(metric)))
+    rows = [
+        (q.query_id, {k: m.value for k, m in q.metrics.items()}, {k: m.error for k, m in q.metrics.items()})
+        for q in result.per_query
+        if q.status == "ok"
+    ]
+    queries = [QueryCheck(q.query_id, None, error=q.error) for q in result.per_query if q.status != "ok"]
+    queries += _short_queries(rows, thresholds)
+    props = {"run_id": result.run_id or "", "dataset": result.config.dataset, "system": result.config.system}
+    return GateReport(gates, queries, {k: v for k, v in props.items() if v})
+
+
+def gates_of_ir(result: IREvaluation, thresholds: Mapping[str, float]) -> GateReport:
+    """Gates over an `ragmeter.evaluate(qrels, run)` result (`ragmeter eval`); measures are canonical."""
+    from ragmeter.metrics import higher_is_better
+
+    agg = result.aggregate
+    gates = [Gate(m, t, agg.get(m), result.n_queries, 0, higher_is_better(m)) for m, t in thresholds.items()]
+    no_errors: dict[str, str | None] = {}
+    rows = [(qid, values, no_errors) for qid, values in result.per_query.items()]
+    return GateReport(gates, _short_queries(rows, thresholds))
+
+
+def _suite(parent: ET.Element, name: str, timestamp: str, properties: Mapping[str, str]) -> ET.Element:
+    suite = ET.SubElement(parent, "testsuite", name=name, timestamp=timestamp, time="0.000")
+    if properties:
+        props = ET.SubElement(suite, "properties")
+        for key, value in properties.items():
+            ET.SubElement(props, "property", name=key, value=_clean(value))
+    return suite
+
+
+def _case(
+    suite: ET.Element, classname: str, name: str, text: str, problem: tuple[str, str, str] | None = None
+) -> None:
+    """A test case; `problem` = (element, type, message) makes it a failure or error carrying `text`."""
+    case = ET.SubElement(suite, "testcase", classname=classname, name=_clean(name), time="0.000")
+    if problem is None:
+        ET.SubElement(case, "system-out").text = _clean(text)
+    else:
+        kind, type_, message = problem
+        ET.SubElement(case, kind, type=type_, message=_clean(message)).text = _clean(text)
+
+
+def _count(suite: ET.Element) -> tuple[int, int]:
+    cases = suite.findall("testcase")
+    failures = sum(1 for c in cases if c.find("failure") is not None)
+    errors = sum(1 for c in cases if c.find("error") is not None)
+    suite.set("tests", str(len(cases)))
+    suite.set("failures", str(failures))
+    suite.set("errors", str(errors))
+    suite.set("skipped", "0")
+    return failures, errors
+
+
+def _gate_detail(gate: Gate) -> str:
+    counted = f" over {gate.n} values" if gate.n is not None else ""
+    nulls = f" ({gate.n_null} null values left out)" if gate.n_null else ""
+    if gate.value is None:
+        return f"{gate.metric} has no valid value{nulls}; threshold {gate.threshold:g}"
+    return f"{gate.metric}: mean {gate.value!r}{counted}{nulls}; threshold {gate.threshold:g}"
+
+
+def junit_xml(
+    report: GateReport,
+    *,
+    name: str = "ragmeter",
+    per_query: bool = False,
+    timestamp: datetime | None = None,
+) -> str:
+    """The JUnit XML document (`<testsuites>` root) for `report`; queries go in a second suite if asked."""
+    stamp = (timestamp or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%S")
+    root = ET.Element("testsuites", name=name, time="0.000")
+    suite = _suite(root, f"{name}.gates", stamp, report.properties)
+    for gate in report.gates:
+        problem = None if gate.passed else ("failure", "threshold", gate.message())
+        _case(suite, f"{name}.gates", gate.metric, _gate_detail(gate), problem)
+    suites = [suite]
+    if per_query:
+        qsuite = _suite(root, f"{name}.queries", stamp, report.properties)
+        for q in report.queries:
+            classname = f"{name}.queries" + (f".{q.metric}" if q.metric else "")
+            kind = ("failure", "threshold") if q.metric else ("error", "query-failed")
+            _case(qsuite, classname, q.query_id, q.message(), (*kind, q.message()))
+        suites.append(qsuite)
+    totals = [_count(s) for s in suites]
+    root.set("tests", str(sum(int(s.get("tests", "0")) for s in suites)))
+    root.set("failures", str(sum(f for f, _ in totals)))
+    root.set("errors", str(sum(e for _, e in totals)))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def write_junit_xml(
+    path: str | Path, report: GateReport, *, name: str = "ragmeter", per_query: bool = False
+) -> Path:
+    """Write `junit_xml(report)` to `path` (parent folders created); returns the path."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(junit_xml(report, name=name, per_query=per_query), encoding="utf-8")
+    return out
