@@ -248,6 +248,6 @@ async def test_local_judge_labels_a_handful_of_pairs() -> None:
     llm = from_spec("local")
     async with llm:
         labels = await label_pairs([("q", d) for d in docs], queries=queries, docs=docs, llm=llm)
-    grades = {lab.doc_id: lab.grade for lab in labels}
-    assert all(g is not None and 0 <= g <= 3 for g in grades.values()), labels
-    assert grades["on"] > max(grades["off1"], grades["off2"]), labels  # type: ignore[operator]
+    grades = {lab.doc_id: lab.grade if lab.grade is not None else -1 for lab in labels}
+    assert all(0 <= g <= 3 for g in grades.values()), labels
+    assert grades["on"] > max(grades["off1"], grades["off2"]), labels

@@ -190,3 +190,15 @@ def test_native_human_labels_are_validated(tmp_path: Path) -> None:
     good = tmp_path / "good.jsonl"
     good.write_text(json.dumps(rows[3]) + "\n", encoding="utf-8")
     assert validate_dataset(good) == []
+
+
+async def test_budget_failures_are_counted_not_dropped(scripted: Callable[..., Any]) -> None:
+    server = await scripted(responder)
+    llm = from_spec(f"openai-compatible:scripted@{server.url}", budget=4, concurrency=1)
+    async with llm:
+        report = await validate_judge(_dataset(), "relevance", llm=llm, concurrency=1, n_boot=50)
+    assert report.n_items == 8 and report.n_failed == 4 and report.stats["n"] == 4
+    failed = [i for i in report.items if i["judge"] is None]
+    assert [i["id"] for i in failed] == ["q5", "q6", "q7", "q8"]
+    assert all("budget" in i["reason"] for i in failed)
+    assert len(server.requests) == 4

@@ -28,6 +28,13 @@ _CACHE = click.option(
     default=None,
     help="Cache judge replies in this SQLite file: a rerun sends no request it has already made.",
 )
+_BUDGET = click.option(
+    "--budget",
+    type=int,
+    default=None,
+    metavar="N",
+    help="At most N judge calls; later ones fail (and count).",
+)
 _RUNS = click.option(
     "--runs",
     "runs",
@@ -37,10 +44,10 @@ _RUNS = click.option(
 )
 
 
-def _client(judge: str, *, concurrency: int, cache: str | None, seed: int) -> Any:
+def _client(judge: str, *, concurrency: int, cache: str | None, seed: int, budget: int | None) -> Any:
     from ragmeter.llm import from_spec
 
-    return from_spec(judge, concurrency=concurrency, cache=cache, seed=seed)
+    return from_spec(judge, concurrency=concurrency, cache=cache, seed=seed, budget=budget)
 
 
 def _read_runs(paths: Sequence[str]) -> dict[str, Any]:
@@ -87,6 +94,7 @@ def judges() -> None:
 @click.option("--no-store", is_flag=True, help="Do not keep the report in the store.")
 @_CONCURRENCY
 @_CACHE
+@_BUDGET
 @format_option("table", "markdown", "json")
 @db_option
 def validate_command(
@@ -99,6 +107,7 @@ def validate_command(
     no_store: bool,
     concurrency: int,
     cache: str | None,
+    budget: int | None,
     fmt: str,
     db: str | None,
 ) -> None:
@@ -114,7 +123,7 @@ def validate_command(
 
     bounds = _parse_scale(scale)
     data = load_dataset(dataset, seed=seed)
-    llm = _client(judge, concurrency=concurrency, cache=cache, seed=seed)
+    llm = _client(judge, concurrency=concurrency, cache=cache, seed=seed, budget=budget)
 
     async def go() -> Any:
         async with llm:
@@ -261,6 +270,7 @@ def agreement_command(
 @click.option("--seed", type=int, default=42, show_default=True, help="Seed passed to the judge.")
 @_CONCURRENCY
 @_CACHE
+@_BUDGET
 @format_option("table", "json")
 def judge_qrels_command(
     runs: tuple[str, ...],
@@ -275,6 +285,7 @@ def judge_qrels_command(
     seed: int,
     concurrency: int,
     cache: str | None,
+    budget: int | None,
     fmt: str,
 ) -> None:
     """Label the runs' pooled top-K pairs on the TREC 0-3 scale with an LLM (UMBRELA-style) and write qrels."""
@@ -289,7 +300,7 @@ def judge_qrels_command(
     data = load_dataset(dataset, seed=seed)
     queries = {q.query_id: q.question for q in data.queries}
     docs = {d.doc_id: (f"{d.title}\n{d.text}" if d.title else d.text) for d in data.corpus or []}
-    llm = _client(judge, concurrency=concurrency, cache=cache, seed=seed)
+    llm = _client(judge, concurrency=concurrency, cache=cache, seed=seed, budget=budget)
 
     async def go() -> Any:
         async with llm:
