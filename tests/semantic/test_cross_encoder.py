@@ -154,5 +154,6 @@ def test_unloadable_model_is_a_clear_error(tmp_path: Path) -> None:
     broken = tmp_path / "not-a-model"
     broken.mkdir()
     (broken / "config.json").write_text("{not json")
+    (broken / "model.safetensors").write_bytes(b"not weights")
     with pytest.raises(RagmeterError, match="could not load cross-encoder"):
         sem.load_cross_encoder(broken)

