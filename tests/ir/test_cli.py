@@ -83,3 +83,77 @@ def test_bad_input_one_line_exit_2(tmp_path: Path, run_text, extra, needle) -> N
 def test_missing_file(tmp_path: Path) -> None:
     out = ragmeter("eval", str(tmp_path / "none.qrels"), str(tmp_path / "none.trec"))
     assert out.returncode == 2 and "none.qrels: no such file" in out.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--fail-under", "mrr=nan"], "--fail-under: 'mrr=nan': the threshold must be a finite number"),
+        (["--fail-under", "mrr=NaN"], "the threshold must be a finite number"),
+        (["--fail-under", "mrr=inf"], "the threshold must be a finite number"),
+        (["--fail-under", "mrr=-inf"], "the threshold must be a finite number"),
+        (["--fail-under", "ndcg@10=1e999"], "the threshold must be a finite number"),
+        (["--collection-size", "0"], "--collection-size: must be a positive number of documents, got 0"),
+        (["--collection-size", "-5"], "--collection-size: must be a positive number of documents, got -5"),
+        (["--collection-size", "-1", "-m", "aqwv@5"], "--collection-size: must be a positive"),
+    ],
+)
+def test_bad_flags_one_line_exit_2(files, extra, needle) -> None:
+    out = ragmeter("eval", *files, "-m", "mrr", *extra)
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    assert needle in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+    assert out.stdout == ""  # nothing evaluated, nothing printed
+
+
+@pytest.mark.parametrize(
+    ("which", "data", "needle"),
+    [
+        ("run", bytes(range(256)) * 8, "r.trec:1: binary data (a NUL byte"),
+        ("run", b"q1 Q0 d1 1 3.0 t\nq1 Q0 \xff\xfe 2 \xff t\n", "r.trec:2: not UTF-8 text (byte 0xff"),
+        ("run", b"q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 inf t\n", "r.trec:2: score 'inf' is not a finite number"),
+        ("run", b"q1 Q0 d1 1 -inf t\n", "r.trec:1: score '-inf' is not a finite number"),
+        ("run", b"q1 Q0 d1 1 \x1b[2J t\n", "r.trec:1: score '\\x1b[2J' is not a number"),
+        ("qrels", b"", "q.qrels: the file is empty: no judgments"),
+        ("qrels", b" \n\t\n", "q.qrels: the file is empty: no judgments"),
+        ("qrels", b"\xff\xfeq\x001\x00", "q.qrels:1: UTF-16 text"),
+        ("run", b"\n\n", "r.trec: the file is empty: no retrieved documents"),
+    ],
+)
+def test_bad_files_one_line_exit_2(tmp_path: Path, which, data, needle) -> None:
+    (tmp_path / "r.trec").write_text(RUN)
+    (tmp_path / "q.qrels").write_text(QRELS)
+    (tmp_path / ("r.trec" if which == "run" else "q.qrels")).write_bytes(data)
+    out = ragmeter("eval", str(tmp_path / "q.qrels"), str(tmp_path / "r.trec"))
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    assert needle in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+    assert "\x1b" not in out.stderr and "\x00" not in out.stderr
+
+
+def test_bom_files_give_the_same_numbers(tmp_path: Path) -> None:
+    (tmp_path / "r.trec").write_text(RUN)
+    (tmp_path / "q.qrels").write_text(QRELS)
+    (tmp_path / "rb.trec").write_bytes(b"\xef\xbb\xbf" + RUN.encode())
+    (tmp_path / "qb.qrels").write_bytes(b"\xef\xbb\xbf" + QRELS.encode())
+    plain = ragmeter("eval", str(tmp_path / "q.qrels"), str(tmp_path / "r.trec"), "--format", "json")
+    bom = ragmeter("eval", str(tmp_path / "qb.qrels"), str(tmp_path / "rb.trec"), "--format", "json")
+    assert plain.returncode == bom.returncode == 0, bom.stderr
+    assert json.loads(bom.stdout) == json.loads(plain.stdout)
+    assert json.loads(plain.stdout)["aggregate"]["ndcg@10"] > 0
+
+
+def test_eval_imports_neither_torch_nor_sqlalchemy(files) -> None:
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from ragmeter.cli.eval import eval_command\n"
+        f"r = CliRunner().invoke(eval_command, {list(files)!r} + ['--format', 'json'])\n"
+        "assert r.exit_code == 0, r.output\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'sqlalchemy')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

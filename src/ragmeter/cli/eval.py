@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 
 import click
@@ -18,9 +19,12 @@ def parse_thresholds(items: tuple[str, ...], *, source: str = "--fail-under") ->
         if not sep or not name.strip():
             raise InputError(f"expected MEASURE=VALUE, got {item!r}", source=source)
         try:
-            out.append((name.strip(), float(value)))
+            threshold = float(value)
         except ValueError:
             raise InputError(f"{item!r}: {value!r} is not a number", source=source) from None
+        if not math.isfinite(threshold):  # nan would disable the gate, inf would always fail it
+            raise InputError(f"{item!r}: the threshold must be a finite number", source=source)
+        out.append((name.strip(), threshold))
     return out
 
 
@@ -73,6 +77,10 @@ def eval_command(
     from ragmeter.ir.evaluate import evaluate
     from ragmeter.ir.measures import parse_measure, parse_measures
 
+    if collection_size is not None and collection_size <= 0:
+        raise InputError(
+            f"must be a positive number of documents, got {collection_size}", source="--collection-size"
+        )
     names = _split_measures(measures)
     thresholds = [(parse_measure(n).name, v) for n, v in parse_thresholds(fail_under)]
     wanted = [m.name for m in parse_measures(names)]

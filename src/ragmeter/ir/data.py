@@ -23,7 +23,6 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -39,7 +38,6 @@ from ragmeter.ir import _native
 T = TypeVar("T", bound="_Table")
 
 _BOM = b"\xef\xbb\xbf"
-_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f]")  # C0 controls but \t \n \v \f \r, and DEL
 _INT32_MAX = 2147483647
 
 
@@ -347,15 +345,7 @@ class _Table:
     def _from_tsv_bytes(cls: type[T], data: bytes, *, source: str, keep_first: bool = False) -> T:
         data = text_bytes(data, source=source)
         # split on \n only (str.splitlines would also split on \x1c, \x85, \u2028 and shift line numbers)
-        text = data.decode("utf-8")
-        ctrl = _CONTROL.search(text)
-        if ctrl is not None:
-            raise InputError(
-                f"control character 0x{ord(ctrl.group()):02x}: not a text file",
-                source=source,
-                line=text.count("\n", 0, ctrl.start()) + 1,
-            )
-        lines = text.split("\n")
+        lines = data.decode("utf-8").split("\n")
         qcol: list[str] = []
         dcol: list[str] = []
         vcol: list[float] = []

@@ -58,7 +58,17 @@ class Measure:
         return self.name.split("@", 1)[0]
 
 
+def _check_collection_size(collection_size: int | None) -> None:
+    if collection_size is None:
+        return
+    if isinstance(collection_size, bool) or not isinstance(collection_size, int) or collection_size <= 0:
+        raise InputError(
+            f"must be a positive number of documents, got {collection_size!r}", source="collection_size"
+        )
+
+
 def parse_measure(text: str, *, collection_size: int | None = None) -> Measure:
+    _check_collection_size(collection_size)
     raw = text.strip()
     match = _NAME.match(raw.lower())
     if not match:
@@ -86,6 +96,7 @@ def parse_measures(
     names: list[str] | tuple[str, ...] | None, *, collection_size: int | None = None
 ) -> list[Measure]:
     """Parse measure names (None = the default set), dropping repeats while keeping order."""
+    _check_collection_size(collection_size)
     if names is None:
         names = default_measures()
     seen: dict[str, Measure] = {}
