@@ -151,6 +151,25 @@ def test_quality(ragmeter_eval):
     )
 
 
+def test_evaluate_inside_an_async_test(pytester: pytest.Pytester, project: Path) -> None:
+    _write_tests(
+        pytester,
+        project,
+        f"""
+import asyncio
+import pytest
+
+
+@pytest.mark.asyncio
+async def test_async(ragmeter_eval):
+    asyncio.get_running_loop()  # a loop is running: evaluate must not start a second one on this thread
+    run = ragmeter_eval.evaluate(fixed_system.retrieve, DATASET, {CONFIG})
+    run.assert_metric("recall@1", 0.5)
+""",
+    )
+    pytester.runpytest("--ragmeter-db=none").assert_outcomes(passed=1)
+
+
 def test_load_a_stored_run_by_id_prefix(pytester: pytest.Pytester, project: Path) -> None:
     import fixed_system  # written by the `project` fixture
 
