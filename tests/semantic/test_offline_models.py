@@ -76,11 +76,29 @@ def test_hub_name_with_hub_never_answering(monkeypatch: pytest.MonkeyPatch, sile
     _fails_fast("ragmeter-tests/no-such-cross-encoder")  # the default 3 s probe, then the line
 
 
-def test_the_real_hub_name_fails_fast_here() -> None:
-    """The issue's case, in this machine's own environment: nothing set, no network, nothing cached."""
+def test_the_real_hub_name_fails_fast_in_a_fresh_process() -> None:
+    """The issue's case, in this machine's own environment (nothing set, no network, nothing cached), in a
+    fresh interpreter: the clock includes importing ragmeter; torch is never imported."""
     if hub_reachable() or _in_hf_cache(HUB_NAME):
         pytest.skip("this machine reaches the hub or has the model cached: nothing to fail")
-    _fails_fast(HUB_NAME)
+    code = (
+        "import sys, time\n"
+        "t = time.perf_counter()\n"
+        "from ragmeter.semantic import load_cross_encoder\n"
+        "try:\n"
+        f"    load_cross_encoder({HUB_NAME!r})\n"
+        "except Exception as exc:\n"
+        "    print(type(exc).__name__, round(time.perf_counter() - t, 3), 'torch' in sys.modules)\n"
+        "    print(exc)\n"
+    )
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    wall = time.perf_counter() - start
+    kind, elapsed, torch_loaded = done.stdout.splitlines()[0].split()
+    message = done.stdout.splitlines()[1]
+    assert (kind, torch_loaded) == ("RagmeterError", "False"), done.stdout + done.stderr
+    assert float(elapsed) < 5.0 and wall < 5.0, (elapsed, wall)
+    assert LINE in message and len(done.stdout.splitlines()) == 2
 
 
 def test_local_folders_are_checked_before_loading(tmp_path: Path) -> None:

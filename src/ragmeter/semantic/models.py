@@ -44,8 +44,7 @@ def available() -> bool:
 
 def _sentence_transformers(what: str) -> ModuleType:
     """Import sentence_transformers, turning a missing extra into one clear error."""
-    missing = [name for name in ("torch", "sentence_transformers") if importlib.util.find_spec(name) is None]
-    if missing:
+    if not available():
         raise MissingExtraError("semantic", what)
     try:
         return importlib.import_module("sentence_transformers")
@@ -102,11 +101,14 @@ def load_embedder(model: str | Path | None = None, *, device: str = "cpu") -> An
     that is not cached fails at once, see `ragmeter.semantic.locate`). One instance per (model, device) per
     process; the dataset pipeline reuses it for dense retrieval.
     """
-    st = _sentence_transformers("SBERT similarity / dense embeddings")
+    what = "SBERT similarity / dense embeddings"
+    if not available():
+        raise MissingExtraError("semantic", what)
     if model is None:
         name, local_only = str(default_embedding_model_path()), True
-    else:
+    else:  # before importing torch: a model that is not here fails in a second
         name, local_only = locate_model(model, what="embedding model")
+    st = _sentence_transformers(what)
     key = (name, device)
     with _lock:
         cached = _embedders.get(key)
@@ -125,8 +127,11 @@ def load_cross_encoder(model: str | Path, *, device: str = "cpu", max_length: in
     """A cached sentence-transformers `CrossEncoder`: a local folder (config.json + weights), or a Hugging
     Face model name found in the local cache or downloaded when the hub is reachable. No cross-encoder
     weights ship on PyPI, so offline a name that is not cached fails at once with one line."""
-    st = _sentence_transformers("cross-encoder similarity")
-    name, local_only = locate_model(model, what="cross-encoder")
+    what = "cross-encoder similarity"
+    if not available():
+        raise MissingExtraError("semantic", what)
+    name, local_only = locate_model(model, what="cross-encoder")  # before importing torch
+    st = _sentence_transformers(what)
     key = (name, device)
     with _lock:
         cached = _cross_encoders.get(key)
