@@ -8,6 +8,7 @@ bad YAML, values PyYAML cannot construct (a 13th month, an integer of 5000 digit
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -126,3 +127,25 @@ def _one_line(obj: object) -> str:
     text = " ".join(str(obj).split())
     text = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
     return text if len(text) <= 200 else text[:200] + "..."
+
+
+def read_text_any(path: str | Path, *, source: str | None = None) -> str:
+    """read_text, also for gzip files (`.gz`): one InputError naming the file for any unreadable input."""
+    p = Path(path)
+    if p.suffix != ".gz":
+        return read_text(p, source=source)
+    import gzip
+
+    where = source if source is not None else str(p)
+    try:
+        data = gzip.decompress(p.read_bytes())
+    except FileNotFoundError:
+        raise InputError("no such file", source=where) from None
+    except (OSError, EOFError) as exc:
+        raise InputError(f"cannot read as gzip: {exc}", source=where) from None
+    return decode_text(data, source=where)
+
+
+def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """(line number, line) of a UTF-8 (optionally gzip) text file; decoding errors name file and line."""
+    yield from enumerate(read_text_any(path).splitlines(), start=1)

@@ -31,21 +31,20 @@ def demo_dataset() -> EvalDataset:
 
 def _sniff_jsonl(path: Path) -> str:
     """Which JSONL layout a file uses, from its first record: hotpotqa, nq-open or native."""
-    import gzip
+    from ragmeter.yamlfile import iter_lines
 
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                try:
-                    first = json.loads(line)
-                except json.JSONDecodeError:
-                    return "native"  # the native parser reports the bad line
-                if isinstance(first, dict) and "supporting_facts" in first and "context" in first:
-                    return "hotpotqa"
-                if isinstance(first, dict) and "ctxs" in first and "question" in first:
-                    return "nq-open"
-                return "native"
+    # the whole file is decoded once: a non-UTF-8 byte is an InputError naming file and line
+    for _, line in iter_lines(path):
+        if line.strip():
+            try:
+                first = json.loads(line)
+            except json.JSONDecodeError:
+                return "native"  # the native parser reports the bad line
+            if isinstance(first, dict) and "supporting_facts" in first and "context" in first:
+                return "hotpotqa"
+            if isinstance(first, dict) and "ctxs" in first and "question" in first:
+                return "nq-open"
+            return "native"
     return "native"
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from ragmeter.datasets.native import document_from_record, iter_jsonl, read_corpus
 from ragmeter.errors import InputError
 from ragmeter.models import Document, EvalDataset, EvalQuery
+from ragmeter.yamlfile import iter_lines, read_text_any
 
 
 def is_beir_folder(path: Path) -> bool:
@@ -17,47 +18,45 @@ def is_beir_folder(path: Path) -> bool:
 def read_qrels_tsv(path: Path) -> dict[str, dict[str, int]]:
     """BEIR qrels: `query-id<TAB>corpus-id<TAB>score`, an optional header line."""
     qrels: dict[str, dict[str, int]] = {}
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            fields = line.rstrip("\n").split("\t")
-            if not line.strip():
-                continue
-            if lineno == 1 and fields[0].strip().lower() in {"query-id", "query_id", "qid"}:
-                continue
-            if len(fields) != 3:
-                raise InputError(
-                    f"expected 3 tab-separated fields, got {len(fields)}", source=str(path), line=lineno
-                )
-            qid, docid, grade = (f.strip() for f in fields)
-            try:
-                qrels.setdefault(qid, {})[docid] = int(grade)
-            except ValueError:
-                raise InputError(
-                    f"grade {grade!r} is not an integer", source=str(path), line=lineno
-                ) from None
+    # decoded once; a non-UTF-8 byte is an InputError naming file and line
+    for lineno, line in iter_lines(path):
+        fields = line.rstrip("\n").split("\t")
+        if not line.strip():
+            continue
+        if lineno == 1 and fields[0].strip().lower() in {"query-id", "query_id", "qid"}:
+            continue
+        if len(fields) != 3:
+            raise InputError(
+                f"expected 3 tab-separated fields, got {len(fields)}", source=str(path), line=lineno
+            )
+        qid, docid, grade = (f.strip() for f in fields)
+        try:
+            qrels.setdefault(qid, {})[docid] = int(grade)
+        except ValueError:
+            raise InputError(f"grade {grade!r} is not an integer", source=str(path), line=lineno) from None
     return qrels
 
 
 def read_trec_qrels(path: Path) -> dict[str, dict[str, int]]:
     """TREC qrels: `qid iter docid grade`, whitespace separated."""
     qrels: dict[str, dict[str, int]] = {}
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            fields = line.split()
-            if not fields:
-                continue
-            if len(fields) != 4:
-                raise InputError(
-                    f"expected 4 fields (qid iter docid grade), got {len(fields)}",
-                    source=str(path),
-                    line=lineno,
-                )
-            try:
-                qrels.setdefault(fields[0], {})[fields[2]] = int(fields[3])
-            except ValueError:
-                raise InputError(
-                    f"grade {fields[3]!r} is not an integer", source=str(path), line=lineno
-                ) from None
+    # decoded once; a non-UTF-8 byte is an InputError naming file and line
+    for lineno, line in iter_lines(path):
+        fields = line.split()
+        if not fields:
+            continue
+        if len(fields) != 4:
+            raise InputError(
+                f"expected 4 fields (qid iter docid grade), got {len(fields)}",
+                source=str(path),
+                line=lineno,
+            )
+        try:
+            qrels.setdefault(fields[0], {})[fields[2]] = int(fields[3])
+        except ValueError:
+            raise InputError(
+                f"grade {fields[3]!r} is not an integer", source=str(path), line=lineno
+            ) from None
     return qrels
 
 
@@ -114,7 +113,7 @@ _FIELD = re.compile(r"<(num|title|desc|narr)>(.*?)(?=<(?:num|title|desc|narr|/to
 
 def read_trec_topics(path: Path, *, field: str = "title") -> dict[str, str]:
     """TREC topics: SGML (`<top><num>..<title>..`) or TSV (`qid<TAB>text`)."""
-    text = path.read_text(encoding="utf-8")
+    text = read_text_any(path)
     topics: dict[str, str] = {}
     if "<top>" in text.lower():
         for block in _TOP.findall(text):
@@ -144,7 +143,7 @@ def load_trec(topics: Path, qrels: Path, corpus: Path, *, name: str | None = Non
         docs = read_corpus(corpus)
     else:
         docs = []
-        for lineno, line in enumerate(corpus.read_text(encoding="utf-8").splitlines(), start=1):
+        for lineno, line in enumerate(read_text_any(corpus).splitlines(), start=1):
             if not line.strip():
                 continue
             docid, sep, body = line.partition("\t")

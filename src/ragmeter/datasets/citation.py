@@ -27,6 +27,7 @@ from typing import Any
 
 from ragmeter.errors import InputError
 from ragmeter.models import Document, EvalDataset, EvalQuery
+from ragmeter.yamlfile import iter_lines, read_text_any
 
 
 @dataclass
@@ -149,40 +150,40 @@ def _str_field(record: dict[str, Any], keys: tuple[str, ...], source: Path, line
 
 def _read_papers_jsonl(path: Path) -> dict[str, Paper]:
     papers: dict[str, Paper] = {}
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON ({exc.msg})", source=str(path), line=lineno) from None
-            if not isinstance(record, dict):
-                raise InputError("a paper must be a JSON object", source=str(path), line=lineno)
-            paper_id = _str_field(record, ("id", "doi", "paper_id"), path, lineno)
-            if not paper_id or not paper_id.strip():
-                raise InputError("missing field 'id'", source=str(path), line=lineno)
-            refs: list[str] | None = None
-            for key in ("references", "in_corpus_references"):
-                if key in record and record[key] is not None:
-                    value = record[key]
-                    if not isinstance(value, list) or not all(isinstance(r, str) for r in value):
-                        raise InputError(
-                            f"field '{key}' must be a list of paper ids", source=str(path), line=lineno
-                        )
-                    refs = list(value)
-                    break
-            k = _key(paper_id)
-            if k in papers:
-                raise InputError(f"duplicate paper id {paper_id!r}", source=str(path), line=lineno)
-            listed = record.get("n_references_listed")
-            papers[k] = Paper(
-                paper_id=paper_id.strip(),
-                title=_str_field(record, ("title",), path, lineno) or "",
-                abstract=_str_field(record, ("abstract",), path, lineno) or "",
-                references=refs,
-                n_references_listed=listed if isinstance(listed, int) else None,
-            )
+    # decoded once; a non-UTF-8 byte is an InputError naming file and line
+    for lineno, line in iter_lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON ({exc.msg})", source=str(path), line=lineno) from None
+        if not isinstance(record, dict):
+            raise InputError("a paper must be a JSON object", source=str(path), line=lineno)
+        paper_id = _str_field(record, ("id", "doi", "paper_id"), path, lineno)
+        if not paper_id or not paper_id.strip():
+            raise InputError("missing field 'id'", source=str(path), line=lineno)
+        refs: list[str] | None = None
+        for key in ("references", "in_corpus_references"):
+            if key in record and record[key] is not None:
+                value = record[key]
+                if not isinstance(value, list) or not all(isinstance(r, str) for r in value):
+                    raise InputError(
+                        f"field '{key}' must be a list of paper ids", source=str(path), line=lineno
+                    )
+                refs = list(value)
+                break
+        k = _key(paper_id)
+        if k in papers:
+            raise InputError(f"duplicate paper id {paper_id!r}", source=str(path), line=lineno)
+        listed = record.get("n_references_listed")
+        papers[k] = Paper(
+            paper_id=paper_id.strip(),
+            title=_str_field(record, ("title",), path, lineno) or "",
+            abstract=_str_field(record, ("abstract",), path, lineno) or "",
+            references=refs,
+            n_references_listed=listed if isinstance(listed, int) else None,
+        )
     if not papers:
         raise InputError("no papers in file", source=str(path))
     return papers
@@ -281,7 +282,7 @@ def _read_dois(path: Path) -> list[str]:
     """The references of an ACM-CR ``.dois`` file (a leading ``-`` is kept: membership in the corpus
     decides what counts, and some ``-`` DOIs do have a record)."""
     refs: list[str] = []
-    for lineno, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for lineno, raw in enumerate(read_text_any(path).splitlines(), start=1):
         parts = raw.split()  # tab-separated in most files, spaces in a few
         if not parts:
             continue

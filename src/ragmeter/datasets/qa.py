@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import random
@@ -13,6 +12,7 @@ from typing import Any
 
 from ragmeter.errors import InputError
 from ragmeter.models import Document, EvalDataset, EvalQuery
+from ragmeter.yamlfile import iter_lines, read_text_any
 
 
 def _dedupe(values: list[str]) -> list[str]:
@@ -34,7 +34,7 @@ def load_squad(
     every distractor paragraph.
     """
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(read_text_any(path))
         articles = raw["data"]
     except (json.JSONDecodeError, KeyError, TypeError) as exc:
         raise InputError(f"not a SQuAD JSON file ({exc})", source=str(path)) from None
@@ -72,20 +72,19 @@ def load_squad(
 
 
 def _jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if line.strip():
-                try:
-                    yield lineno, json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"not valid JSON ({exc.msg})", source=str(path), line=lineno) from None
+    # decoded once; a non-UTF-8 byte is an InputError naming file and line
+    for lineno, line in iter_lines(path):
+        if line.strip():
+            try:
+                yield lineno, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"not valid JSON ({exc.msg})", source=str(path), line=lineno) from None
 
 
 def _hotpot_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Both layouts: the official JSON list (`_id`, `context: [[title, sents]]`) and HF JSONL."""
     if path.suffix.lower() == ".json":
-        records = json.loads(path.read_text(encoding="utf-8"))
+        records = json.loads(read_text_any(path))
         for i, rec in enumerate(records):
             yield (
                 i + 1,
