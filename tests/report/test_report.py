@@ -91,7 +91,7 @@ def test_at_k_families() -> None:
 def test_plots_written_as_png_and_svg(tmp_path: Path, make_run: MakeRun) -> None:
     runs = [make_run("bm25", 1, n=20), make_run("hybrid", 2, n=20, boost=0.1)]
     written = write_plots(runs, tmp_path)
-    assert set(written) == {"metric_at_k", "distribution", "judge_grades", "paired_1"}
+    assert set(written) == {"forest", "metric_at_k", "distribution", "judge_grades"}
     for files in written.values():
         assert sorted(p.suffix for p in files) == [".png", ".svg"]
         png = next(p for p in files if p.suffix == ".png")
@@ -112,6 +112,7 @@ def test_metric_at_k_uses_the_runs_means(make_run: MakeRun) -> None:
     assert titles == ["recall@k", "ndcg@k"]
     line = fig.axes[0].get_lines()[0]
     assert list(line.get_xdata()) == [1, 5, 10]
+    assert fig.axes[0].get_ylim() == pytest.approx((-0.04, 1.04))  # recall's fixed 0-1 range, padded
     expected = [run.aggregate[f"recall@{k}"].mean for k in (1, 5, 10)]
     assert list(line.get_ydata()) == pytest.approx(expected)
 
@@ -180,12 +181,15 @@ def test_html_content(make_run: MakeRun) -> None:
     # Self-contained: no external references at all.
     assert not re.search(r"""(src|href)=["']?(https?:|//)""", page)
     assert "<link" not in page
-    # Plots are inline PNGs.
+    # Plots are inline PNGs: the forest plot leads, then metric@k, distributions and judge grades.
     assert page.count('src="data:image/png;base64,') == 4
+    plots = re.findall(r'data-plot="([^"]+)"', page)
+    assert plots == ["forest", "metric_at_k", "distribution", "judge_grades"]
+    assert page.index('data-plot="forest"') < page.index('id="summary"')
     # The summary, the significance table, the per-query tables with docs, answers, judge reasons.
     assert "Summary" in page and "Significance" in page and "hybrid vs bm25" in page
     for q in runs[0].per_query:
-        assert f"<td>{q.query_id}</td>" in page
+        assert f'<td class="id">{q.query_id}</td>' in page
     assert "Passage text 0 for q000." in page
     assert "Thing 0 is a thing." in page
     assert "Chunk 1 answers question 0 directly." in page

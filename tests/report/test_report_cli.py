@@ -32,7 +32,12 @@ def test_report_from_json_files(
     assert str(out / "report.html") in printed
     for name in ("report.html", "per_query_long.csv", "significance.csv"):
         assert (out / name).is_file()
-    for plot in ("metric_at_k", "distribution", "judge_grades", "paired_1"):
+    assert sorted(p.name for p in (out / "plots").iterdir()) == sorted(
+        f"{plot}.{ext}"
+        for plot in ("forest", "metric_at_k", "distribution", "judge_grades")
+        for ext in ("png", "svg")
+    )
+    for plot in ("forest", "metric_at_k", "distribution", "judge_grades"):
         assert (out / "plots" / f"{plot}.png").is_file() and (out / "plots" / f"{plot}.svg").is_file()
     with (out / "significance.csv").open(encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))

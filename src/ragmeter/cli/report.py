@@ -110,7 +110,8 @@ def report_command(
     if not no_plots:
         from ragmeter.report.plots import write_plots
 
-        for files in write_plots(results, out_dir / "plots", formats=formats).values():
+        plots = write_plots(results, out_dir / "plots", formats=formats, comparisons=comparisons)
+        for files in plots.values():
             written.extend(files)
     html = write_html_report(
         results,

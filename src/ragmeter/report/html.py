@@ -21,13 +21,8 @@ from ragmeter import metrics as registry
 from ragmeter.errors import MissingExtraError
 from ragmeter.models import EvalRunResult, MetricResult, QueryEvalResult
 from ragmeter.report.export import ci_text, run_label
-from ragmeter.report.plots import (
-    distribution_figure,
-    judge_grade_figure,
-    metric_at_k_figure,
-    metric_names,
-    paired_difference_figure,
-)
+from ragmeter.report.plots import metric_mean, metric_names, metric_values, report_figures
+from ragmeter.report.selection import change_rows, display_order, headline_metrics, no_variation
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -102,48 +97,54 @@ def _query_row(
         "docs": docs,
         "n_retrieved": len(q.retrieved),
         "judged": judged,
+        "all_metrics": "; ".join(
+            f"{name} {_fmt(q.metrics[name].value)}" for name in display_order(list(q.metrics))
+        ),
         "latency": ", ".join(f"{k} {v:.0f} ms" for k, v in q.latency_ms.items()),
         "cells": cells,
     }
 
 
-def _summary_rows(runs: Sequence[EvalRunResult], metrics: Sequence[str]) -> list[dict[str, Any]]:
-    """One row per metric: its scale and direction from the registry, per run the mean, std, counts and
-    the stored 95% interval (clipped into the metric's range for runs stored before that held) and its
-    method. Bold marks the best run in the metric's direction."""
-    from ragmeter.report.plots import metric_mean, metric_values
+def _summary_cell(run: EvalRunResult, name: str) -> dict[str, Any]:
+    s = run.aggregate.get(name)
+    values = metric_values(run, name)
+    mean = metric_mean(run, name)
+    ci, method = ci_text(name, s, digits=4) if s is not None else ("-", "-")
+    std = s.std if s is not None else None
+    n = s.n if s is not None else len(values)
+    n_null = s.n_null if s is not None else sum(1 for q in run.per_query if name in q.metrics) - n
+    detail = f"n={n}" + (f", {n_null} null" if n_null else "") + (f", std {_fmt(std)}" if std else "")
+    return {
+        "mean": mean,
+        "text": _fmt(mean),
+        "ci": "" if ci == "-" else ci,
+        "ci_method": "" if method == "-" else method,
+        "n_null": n_null,
+        "title": detail + ("" if ci == "-" else f", 95% CI {ci} {method}"),
+    }
 
+
+def _summary_rows(runs: Sequence[EvalRunResult], metrics: Sequence[str]) -> list[dict[str, Any]]:
+    """One row per metric in the registry's display order: its scale, direction and interval method, per
+    run the mean and the stored 95% interval (clipped into the metric's range for runs stored before that
+    held); count, nulls and std in the cell's tooltip. Bold marks the best run in the metric's direction."""
     rows = []
-    for name in metrics:
-        cells = []
-        for run in runs:
-            s = run.aggregate.get(name)
-            values = metric_values(run, name)
-            n_null = sum(1 for q in run.per_query if name in q.metrics) - len(values)
-            mean = metric_mean(run, name)
-            std = s.std if s is not None else None
-            ci, method = ci_text(name, s, digits=4) if s is not None else ("-", "-")
-            cells.append(
-                {
-                    "mean": mean,
-                    "text": _fmt(mean),
-                    "std": _fmt(std) if std is not None else "",
-                    "n": s.n if s is not None else len(values),
-                    "n_null": s.n_null if s is not None else n_null,
-                    "ci": "" if ci == "-" else ci,
-                    "ci_method": "" if method == "-" else method,
-                }
-            )
+    for name in display_order(metrics):
+        cells = [_summary_cell(run, name) for run in runs]
         means = [c["mean"] for c in cells if c["mean"] is not None]
         higher = registry.higher_is_better(name)
         best = (max if higher else min)(means) if len(means) > 1 else None
+        methods = {c["ci_method"] for c in cells if c["ci_method"]}
         for c in cells:
             c["best"] = best is not None and c["mean"] == best
+            if len(methods) == 1:
+                c["ci_method"] = ""  # shown once, in the scale column
         spec = registry.lookup(name)
         rows.append(
             {
                 "metric": name,
                 "scale": spec.scale if spec is not None else "?",
+                "method": methods.pop() if len(methods) == 1 else "",
                 "direction": "higher is better" if higher else "lower is better",
                 "cells": cells,
             }
@@ -151,9 +152,33 @@ def _summary_rows(runs: Sequence[EvalRunResult], metrics: Sequence[str]) -> list
     return rows
 
 
-def _comparison_view(cmp: Comparison) -> dict[str, Any]:
+def _better(delta: float | None, higher_is_better: bool) -> str:
+    if delta is None or delta == 0:
+        return ""
+    return "better" if (delta > 0) == higher_is_better else "worse"
+
+
+def _delta_text(delta: float | None, changed: bool | None, digits: int = 3) -> str:
+    if delta is None:
+        return "–"
+    if not changed:
+        return "0"
+    return f"{delta:+.{digits}f}" if abs(delta) >= 10 ** (-digits) else f"{delta:+.1e}"
+
+
+def _comparison_view(
+    cmp: Comparison, run_a: EvalRunResult, run_b: EvalRunResult, columns: Sequence[str], top: int
+) -> dict[str, Any]:
+    """The significance rows of one comparison (display order; p(t) in a tooltip) and its per-query change
+    table: the queries that changed most first, one column per headline metric that varies."""
+    by_name = {m.metric: m for m in cmp.metrics}
+    # Columns: the headline metrics on which at least one query changed.
+    changed = [c for c in columns if c in by_name and by_name[c].wins + by_name[c].losses > 0]
+    changes, n_changed = change_rows(run_a, run_b, changed, top=top)
     return {
         "title": f"{cmp.run_b} vs {cmp.run_a}",
+        "run_a": cmp.run_a,
+        "run_b": cmp.run_b,
         "n_resamples": cmp.n_resamples,
         "seed": cmp.seed,
         "rows": [
@@ -163,7 +188,8 @@ def _comparison_view(cmp: Comparison) -> dict[str, Any]:
                 "n_excluded": m.n_excluded,
                 "mean_a": _fmt(m.mean_a),
                 "mean_b": _fmt(m.mean_b),
-                "delta": _fmt(m.delta),
+                "delta": _delta_text(m.delta, m.delta != 0 if m.delta is not None else None, 4),
+                "better": _better(m.delta, m.higher_is_better),
                 "ci": f"[{_fmt(m.ci95[0])}, {_fmt(m.ci95[1])}]" if m.ci95 else "–",
                 "p_t": _fmt(m.p_t),
                 "p_perm": _fmt(m.p_perm) + ("" if m.perm_exact is None or m.perm_exact else " (MC)"),
@@ -171,8 +197,27 @@ def _comparison_view(cmp: Comparison) -> dict[str, Any]:
                 "wlt": f"{m.wins}/{m.losses}/{m.ties}",
                 "significant": m.significant(),
             }
-            for m in cmp.metrics
+            for m in (by_name[name] for name in display_order(list(by_name)))
         ],
+        "change_metrics": [c["metric"] for c in changes[0]["cells"]] if changes else [],
+        "changes": [
+            {
+                "query_id": r["query_id"],
+                "question": r["question"],
+                "size": repr(r["size"]),
+                "cells": [
+                    {
+                        "text": _delta_text(c["delta"], c["better"] is not None),
+                        "sort": "" if c["delta"] is None else repr(c["delta"]),
+                        "better": "" if c["better"] is None else ("better" if c["better"] else "worse"),
+                        "title": f"{_fmt(c['a'])} → {_fmt(c['b'])}",
+                    }
+                    for c in r["cells"]
+                ],
+            }
+            for r in changes
+        ],
+        "n_changed": n_changed,
     }
 
 
@@ -191,6 +236,26 @@ def _environment() -> Any:
     return env
 
 
+def _figure_views(runs: Sequence[EvalRunResult], comparisons: Sequence[Comparison]) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": plot.name,
+            "caption": plot.caption,
+            "uri": _png_data_uri(plot.figure),
+            "metrics": " ".join(plot.metrics),
+        }
+        for plot in report_figures(runs, comparisons)
+    ]
+
+
+def _flat_lines(flat: dict[str, str]) -> list[tuple[str, list[str]]]:
+    """[("every query 1.0", [metrics...]), ...]: the metrics without variation, grouped by their value."""
+    groups: dict[str, list[str]] = {}
+    for name in display_order(list(flat)):
+        groups.setdefault(flat[name], []).append(name)
+    return list(groups.items())
+
+
 def render_html(
     runs: Sequence[EvalRunResult],
     *,
@@ -203,53 +268,40 @@ def render_html(
     title: str | None = None,
     generated_at: datetime | None = None,
     csp: bool = True,
+    top_changes: int = 30,
 ) -> str:
     """The report as one HTML string.
 
     With two or more runs and no ``comparisons`` given, each run is compared with the first
-    (`ragmeter.experiments.significance.compare_runs`).
+    (`ragmeter.experiments.significance.compare_runs`). A comparison leads with one forest plot of the
+    per-metric deltas and a table of the queries that changed most (`top_changes` of them).
     """
     if not runs:
         raise ValueError("render_html needs at least one run")
     labels = [run_label(run, i) for i, run in enumerate(runs)]
     metrics = metric_names(runs)
+    flat = no_variation(runs, metrics)
+    # Per-query columns: the headline metrics that vary and have per-query values (not latency summaries).
+    columns = [
+        m for m in headline_metrics(metrics) if m not in flat and any(metric_values(run, m) for run in runs)
+    ]
     if comparisons is None and len(runs) > 1:
-        from ragmeter.experiments.significance import compare_runs, per_query_values
+        from ragmeter.report.forest import compare_with_first
 
-        base = per_query_values(runs[0])
-        comparisons = [
-            compare_runs(
-                base, per_query_values(run), seed=seed, n_resamples=n_resamples, names=(labels[0], labels[i])
-            )
-            for i, run in enumerate(runs[1:], start=1)
-        ]
-    figures: list[tuple[str, str]] = []
-    if plots:
-        candidates: list[tuple[str, Figure | None]] = [
-            ("Metric@k per run", metric_at_k_figure(runs)),
-            ("Per-query distribution of each metric", distribution_figure(runs)),
-            ("Judge grades", judge_grade_figure(runs)),
-        ]
-        for i, run in enumerate(runs[1:], start=1):
-            candidates.append(
-                (
-                    f"Paired per-query values: {labels[i]} against {labels[0]}",
-                    paired_difference_figure(runs[0], run),
-                )
-            )
-        figures = [(caption, _png_data_uri(fig)) for caption, fig in candidates if fig is not None]
-
+        comparisons = compare_with_first(runs, seed=seed, n_resamples=n_resamples)
+    comparisons = list(comparisons or [])
+    figures = _figure_views(runs, comparisons) if plots else []
     sections = []
     for label, run in zip(labels, runs, strict=True):
-        run_metrics = metric_names([run])
+        run_columns = [m for m in columns if m in metric_names([run])]
         sections.append(
             {
                 "label": label,
                 "run": run,
                 "config": run.config.model_dump_json(indent=1, exclude_none=True),
-                "metrics": run_metrics,
+                "metrics": run_columns,
                 "rows": [
-                    _query_row(q, run_metrics, max_docs=max_docs, snippet_chars=snippet_chars)
+                    _query_row(q, run_columns, max_docs=max_docs, snippet_chars=snippet_chars)
                     for q in run.per_query
                 ],
             }
@@ -264,8 +316,13 @@ def render_html(
             labels=labels,
             sections=sections,
             summary=_summary_rows(runs, metrics),
-            comparisons=[_comparison_view(c) for c in comparisons or []],
-            figures=figures,
+            comparisons=[
+                _comparison_view(c, runs[0], runs[i], columns, top_changes)
+                for i, c in enumerate(comparisons, start=1)
+            ],
+            forest=next((f for f in figures if f["name"] == "forest"), None),
+            figures=[f for f in figures if f["name"] != "forest"],
+            flat=_flat_lines(flat),
             css=(_TEMPLATE_DIR / "style.css.j2").read_text(encoding="utf-8"),
             script=script,
             csp=f"sha256-{script_hash}" if csp else None,
