@@ -5,6 +5,7 @@ from typing import Any
 
 import pytest
 
+from ragmeter.datasets import load_dataset
 from ragmeter.errors import InputError
 from ragmeter.experiments.ablation import (
     ExperimentSpec,
@@ -105,7 +106,7 @@ def test_run_experiment_calls_runner_per_variant() -> None:
         return EvalRunResult(run_id=f"r{len(calls)}", name=kw["name"], config=config)
 
     spec = ExperimentSpec(dataset="demo", variants=[Variant(name="dense", mode="semantic")], limit=5)
-    result = run_experiment(spec, store=False, runner=fake_runner, dataset=object())  # type: ignore[arg-type]
+    result = run_experiment(spec, store=False, runner=fake_runner, dataset=load_dataset("demo", seed=42))
     assert [c["name"] for c in calls] == ["experiment/bm25", "experiment/dense"]
     assert [c["config"].mode for c in calls] == ["fulltext", "semantic"]
     assert all(c["config"].limit == 5 and c["config"].seed == 42 for c in calls)
@@ -174,7 +175,7 @@ def test_experiment_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     with pytest.raises(SystemExit) as info:
         main(["experiment", str(tmp_path / "missing.yaml")])
     assert info.value.code == 2
-    assert "missing.yaml: cannot read" in capsys.readouterr().err
+    assert "missing.yaml: no such file" in capsys.readouterr().err
 
 
 def test_table_best_follows_metric_direction() -> None:
@@ -207,9 +208,10 @@ def test_judge_columns_only_with_a_judge() -> None:
     from ragmeter.models import MetricSummary
 
     agg = {
+        "total_score": MetricSummary(mean=7.0, std=None, n=1),
         "mrr": MetricSummary(mean=0.5, std=None, n=1),
-        "avg_llm_grade": MetricSummary(mean=7.5, std=None, n=1),
-        "pass_rate_8": MetricSummary(mean=40.0, std=None, n=1),
+        "retrieval_grade": MetricSummary(mean=7.5, std=None, n=1),
+        "token_f1": MetricSummary(mean=0.4, std=None, n=1),
     }
     results = [VariantResult(variant=Variant(name="bm25"), run=EvalRunResult(aggregate=agg))]
     plain = ExperimentResult(spec=ExperimentSpec(dataset="demo", columns=["mrr"]), results=results)
@@ -217,6 +219,46 @@ def test_judge_columns_only_with_a_judge() -> None:
         spec=ExperimentSpec(dataset="demo", columns=["mrr"], judge="local"), results=results
     )
     assert plain.columns() == ["mrr"]
-    assert judged.columns() == ["mrr", "avg_llm_grade", "pass_rate_8"]  # only the judge metrics present
+    # the judge metrics present (the registry's judge family, in its order), not the other metrics
+    assert judged.columns() == ["mrr", "retrieval_grade", "total_score"]
     _, rows = experiment_table(judged, significance=False)
-    assert rows[0]["values"] == {"mrr": 0.5, "avg_llm_grade": 7.5, "pass_rate_8": 40.0}
+    assert rows[0]["values"] == {"mrr": 0.5, "retrieval_grade": 7.5, "total_score": 7.0}
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("columns: [mrr, nosuch@5]\n", "field 'columns.1': unknown metric 'nosuch@5'"),
+        ("columns: [ndcg@7]\n", "field 'columns.0': 'ndcg@7' is not computed by this experiment"),
+        ("columns: [factuality]\n", "a judge metric needs `judge: MODEL`"),
+        ("columns: [token_f1]\n", "an answer metric needs `generator: MODEL`"),
+        ("columns: [latency_retrieve_ms]\n", "not computed by this experiment"),
+        (
+            "variants:\n  - {name: a}\n  - {name: b, mode: sparse}\n",
+            "field 'variants.1' (b): unknown mode 'sparse'",
+        ),
+        (
+            "variants:\n  - {name: a, options: {bm25_q: 1}}\n",
+            "field 'variants.0' (a): unknown pipeline option(s) bm25_q",
+        ),
+        ("pipeline: {mode: nope}\nvariants: [{name: a}]\n", "field 'variants.0' (a): unknown mode 'nope'"),
+        ("judge: gpt-4o\n", "field 'judge': bad judge spec 'gpt-4o'"),
+        ("generator: m@http://127.0.0.1:1/v1\n", "field 'generator': unknown judge backend"),
+    ],
+)
+def test_the_whole_file_is_checked_before_anything_runs(tmp_path: Path, text: str, needle: str) -> None:
+    from ragmeter.models import Document, EvalDataset, EvalQuery
+
+    path = write(tmp_path, "dataset: demo\nk: [5, 10, 20]\n" + text)
+    dataset = EvalDataset(
+        name="tiny",
+        queries=[EvalQuery(query_id="q1", question="what?", relevant_doc_ids=["d1"])],
+        corpus=[Document(doc_id="d1", text="an answer")],
+    )
+
+    def runner(*a: Any, **k: Any) -> EvalRunResult:
+        raise AssertionError("no variant may run")
+
+    with pytest.raises(InputError) as info:  # when the file is read, or at the latest before the first run
+        run_experiment(load_experiment(path), store=False, runner=runner, dataset=dataset)
+    assert needle in str(info.value) and str(path) in str(info.value)

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from ragmeter import __version__
+from ragmeter.cli.settings import log_options
 from ragmeter.errors import RagmeterError
 
 # name -> "module:attribute" of a click command or group. One line per command.
@@ -50,6 +51,7 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ragmeter")
+@log_options
 def cli() -> None:
     """Measure retrieval and RAG systems."""
 

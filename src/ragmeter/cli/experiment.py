@@ -7,22 +7,24 @@ from pathlib import Path
 
 import click
 
+from ragmeter.cli.options import db_option, format_option
+from ragmeter.cli.settings import log_options
+
 
 @click.command("experiment")
 @click.argument("spec_file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--db", default=None, help="Store URL (default: $RAGMETER_DB, else .ragmeter/ragmeter.db).")
+@db_option
 @click.option("--no-store", is_flag=True, help="Do not store the variants' runs.")
 @click.option(
     "--limit", type=click.IntRange(min=1), default=None, help="Override the file's query sample size."
 )
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table", show_default=True
-)
+@format_option("table", "markdown", "json")
 @click.option(
     "--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Also write the table here."
 )
 @click.option("--resamples", default=10_000, show_default=True, type=click.IntRange(min=1))
 @click.option("--progress/--no-progress", default=False, show_default=True)
+@log_options
 def experiment_command(
     spec_file: Path,
     db: str | None,
@@ -43,6 +45,7 @@ def experiment_command(
         format_markdown,
         load_experiment,
         run_experiment,
+        validate_experiment,
     )
 
     spec = load_experiment(spec_file)
@@ -53,8 +56,14 @@ def experiment_command(
         name = getattr(variant, "name", "?")
         click.echo(f"  {name}: run {getattr(run, 'run_id', None) or '(not stored)'}", err=True)
 
+    from ragmeter.run import resolve_dataset
+
+    dataset = resolve_dataset(spec.dataset, seed=spec.seed)
+    validate_experiment(spec, dataset)  # every variant and column, before the first run is stored
     click.echo(f"experiment {spec.name}: {len(spec.all_variants())} variants on {spec.dataset}", err=True)
-    result = run_experiment(spec, store=False if no_store else db, progress=progress, on_variant=announce)
+    result = run_experiment(
+        spec, store=False if no_store else db, dataset=dataset, progress=progress, on_variant=announce
+    )
     columns, rows = experiment_table(result, n_resamples=resamples)
     markdown = format_markdown(columns, rows)
     if fmt == "json":

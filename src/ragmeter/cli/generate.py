@@ -7,6 +7,10 @@ from pathlib import Path
 
 import click
 
+from ragmeter.cli.options import db_option, open_db
+from ragmeter.cli.settings import log_options
+from ragmeter.errors import InputError
+
 
 @click.command("generate")
 @click.option("--collection", required=True, help="The stored collection whose chunks are sampled.")
@@ -19,18 +23,21 @@ import click
     help="Template file with {chunk_text}.",
 )
 @click.option(
-    "--judge", "judge", required=True, help="The LLM that writes the questions, e.g. openai:gpt-4o-mini."
+    "--question-model", metavar="MODEL", help="The LLM that writes the questions, e.g. openai:gpt-4o-mini."
 )
+@click.option("--judge", "judge_alias", metavar="MODEL", hidden=True, help="Deprecated: --question-model.")
 @click.option(
     "--seed", default=42, show_default=True, type=int, help="The same seed samples the same chunks."
 )
-@click.option("--db", default=None, help="Store URL (default: $RAGMETER_DB, else .ragmeter/ragmeter.db).")
+@log_options
+@db_option
 def generate_command(
     collection: str,
     source_id: str | None,
     sample_size: int,
     prompt_file: Path | None,
-    judge: str,
+    question_model: str | None,
+    judge_alias: str | None,
     seed: int,
     db: str | None,
 ) -> None:
@@ -39,8 +46,16 @@ def generate_command(
     Empty, duplicate and chunk-copying questions are filtered out; LLM failures are counted and listed.
     """
     from ragmeter.datasets.generate import generate_test_cases
-    from ragmeter.errors import InputError
-    from ragmeter.store import open_store
+    from ragmeter.run.systems import check_llm_spec
+
+    if judge_alias is not None:
+        click.echo("ragmeter: warning: generate --judge is deprecated; use --question-model", err=True)
+    model = question_model or judge_alias
+    if not model:
+        raise InputError(
+            "give --question-model MODEL, the LLM that writes the questions", source="--question-model"
+        )
+    check_llm_spec(model, source="--question-model" if question_model else "--judge")
 
     prompt = None
     if prompt_file is not None:
@@ -48,11 +63,11 @@ def generate_command(
             prompt = prompt_file.read_text(encoding="utf-8")
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror}", source=str(prompt_file)) from None
-    with open_store(db) as store:
+    with open_db(db) as store:
         report = generate_test_cases(
             store,
             collection,
-            llm=judge,
+            llm=model,
             sample_size=sample_size,
             seed=seed,
             prompt=prompt,

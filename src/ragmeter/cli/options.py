@@ -96,6 +96,8 @@ def summary_table(result: EvalRunResult, title: str | None = None) -> Any:
     table.add_column("n", justify="right")
     table.add_column("null", justify="right")
     for name in sorted(result.aggregate, key=metrics.sort_key):
+        if metrics.family_of(name) == "latency":
+            continue  # latency_table
         s = result.aggregate[name]
         ci, method = ci_text(name, s)
         table.add_row(
@@ -108,6 +110,22 @@ def summary_table(result: EvalRunResult, title: str | None = None) -> Any:
             str(s.n),
             str(s.n_null) if s.n_null else "",
         )
+    return table
+
+
+def latency_table(result: EvalRunResult) -> Any:
+    """p50 / p95 / max per stage (ms) from the run's latency_<stage>_ms summaries, or None."""
+    from rich.table import Table
+
+    rows = [(n, s) for n, s in result.aggregate.items() if metrics.family_of(n) == "latency"]
+    if not rows:
+        return None
+    table = Table(title="latency per stage (ms, lower is better)", title_justify="left")
+    for col in ("stage", "p50", "p95", "max", "n"):
+        table.add_column(col, justify="left" if col == "stage" else "right")
+    for name, s in rows:
+        stage = name.removeprefix("latency_").removesuffix("_ms")
+        table.add_row(stage, fmt_value(s.p50, 1), fmt_value(s.p95, 1), fmt_value(s.max, 1), str(s.n))
     return table
 
 
@@ -128,6 +146,9 @@ def print_run(result: EvalRunResult, *, store_url: str | None = None) -> None:
     )
     if result.aggregate:
         out.print(summary_table(result))
+        latency = latency_table(result)
+        if latency is not None:
+            out.print(latency)
     for note in result.notes:
         out.print(f"note: {t(note)}")
     if result.error:

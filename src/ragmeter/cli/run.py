@@ -13,10 +13,21 @@ from ragmeter.cli.options import (
     default_output,
     echo_json,
     format_option,
+    open_db,
     parse_fail_under,
     print_run,
 )
+from ragmeter.cli.settings import (
+    apply_settings,
+    check_invocation,
+    field_origins,
+    log_options,
+    parse_settings,
+    run_with_judge,
+    settings_options,
+)
 from ragmeter.errors import InputError
+from ragmeter.llm.spec import SPEC_HELP
 
 
 def _top_k(value: str | None) -> list[int] | None:
@@ -39,14 +50,21 @@ def _top_k(value: str | None) -> list[int] | None:
 @click.option(
     "--mode", type=click.Choice(["fulltext", "semantic", "hybrid"]), help="Built-in retrieval mode."
 )
+@click.option("--judge", "judge", metavar="MODEL", help=f"Judge LLM: {SPEC_HELP}.")
 @click.option(
-    "--judge", "judge", metavar="MODEL", help="Judge LLM: local, openai:MODEL, anthropic:MODEL, MODEL@URL."
+    "--generator", metavar="MODEL", help="LLM that the built-in pipeline answers with (as --judge)."
 )
-@click.option("--generator", metavar="MODEL", help="LLM that the built-in pipeline answers with.")
 @click.option("--no-generation", is_flag=True, help="Retrieval only: no answers, no answer metrics.")
 @click.option("--no-llm-judge", is_flag=True, help="No LLM judging even when --judge or the config sets it.")
 @click.option(
-    "--namespace", "--collection", "namespace", help="Namespace / collection of the built-in index."
+    "--namespace",
+    metavar="NAME",
+    help="Index namespace of the built-in pipeline (default: the dataset's name).",
+)
+@click.option(
+    "--collection",
+    metavar="NAME",
+    help="Evaluate the test cases of this store collection (the same as --dataset store:NAME).",
 )
 @click.option("--top-k", "top_k", metavar="K,K,...", help="Retrieval cut-offs (default 1,3,5,10).")
 @click.option(
@@ -56,6 +74,9 @@ def _top_k(value: str | None) -> list[int] | None:
 @click.option("--seed", type=int, help="Seed of sampling and every non-LLM number (default 42).")
 @click.option("--concurrency", type=int, help="Queries in flight at once (default 16).")
 @click.option("--output", "-o", metavar="FILE.json", help="Where the JSON goes (CSV beside it).")
+@click.option(
+    "--csv-raw", is_flag=True, help="CSV cells as they are (no ' before = + - @; docs/security.md)."
+)
 @click.option("--name", default="", help="A label for the run.")
 @format_option("table", "json")
 @click.option(
@@ -83,11 +104,18 @@ def _top_k(value: str | None) -> list[int] | None:
 @click.option(
     "--generate",
     is_flag=True,
-    help="With --collection: first generate synthetic test cases with the --judge LLM if it has none.",
+    help="With --collection: first generate synthetic test cases with --question-model if it has none.",
+)
+@click.option(
+    "--question-model",
+    metavar="MODEL",
+    help="For --generate: the LLM that writes the questions (default: --judge).",
 )
 @click.option(
     "--sample-size", type=click.IntRange(min=1), default=20, show_default=True, help="For --generate."
 )
+@settings_options
+@log_options
 @db_option
 def run_command(
     dataset: str | None,
@@ -104,6 +132,7 @@ def run_command(
     seed: int | None,
     concurrency: int | None,
     output: str | None,
+    csv_raw: bool,
     name: str,
     fmt: str,
     fail_under: tuple[str, ...],
@@ -115,12 +144,25 @@ def run_command(
     config_path: str | None,
     no_progress: bool,
     generate: bool,
+    question_model: str | None,
     sample_size: int,
+    settings: tuple[str, ...],
+    context_k: int | None,
+    cache: bool | None,
+    reranker: str | None,
+    embedding: str | None,
+    disable: tuple[str, ...],
+    judge_timeout: float | None,
+    judge_retries: int | None,
+    judge_budget: int | None,
     db: str | None,
+    collection: str | None,
 ) -> None:
     """Evaluate a system on a dataset: retrieval, answer and judge metrics, stored per query."""
-    from ragmeter.runner import csv_path_for, load_config, run_evaluation, write_csv, write_json
-    from ragmeter.store import open_store
+    from ragmeter.run import load_config, run_evaluation
+    from ragmeter.run.systems import check_llm_spec
+    from ragmeter.safety import check_output_path
+    from ragmeter.score.writers import csv_path_for, write_csv, write_json
 
     thresholds = parse_fail_under(fail_under)
     if junit_per_query and not junit_xml:
@@ -133,25 +175,46 @@ def run_command(
         require_mlflow()  # before anything runs or is stored
     if concurrency is not None and concurrency < 1:
         raise InputError("must be at least 1", source="--concurrency")
-    store = open_store(db)
+    target = output or str(default_output(None))
+    for path in (target, csv_path_for(target)):  # an unwritable output fails before anything is stored
+        check_output_path(path, source="--output")
+    run_settings = parse_settings(
+        settings,
+        context_k=context_k,
+        cache=cache,
+        reranker=reranker,
+        embedding=embedding,
+        disable=disable,
+        judge_timeout=judge_timeout,
+        judge_retries=judge_retries,
+        judge_budget=judge_budget,
+    )
+    if collection:
+        if dataset and dataset != f"store:{collection}":
+            raise InputError("give --collection NAME or --dataset, not both", source="--collection")
+        dataset = f"store:{collection}"
+    store = open_db(db)
+    progress = not no_progress and fmt == "table"
     if resume:
-        if dataset or system or config_path:
+        given = dataset or system or config_path or settings or run_settings.pipeline or run_settings.judge
+        if given or run_settings.extra or run_settings.cache is not None:
             raise InputError(
-                "--resume takes the dataset, system and config stored with the run", source="--resume"
+                "--resume takes the dataset, system, config and settings stored with the run",
+                source="--resume",
             )
+        check_invocation(
+            None, None, None, store=store, resume=resume, system_options={}, thresholds=thresholds
+        )
         result = run_evaluation(
-            None,
-            None,
-            None,
-            store=store,
-            resume=resume,
-            retry_failed=retry_failed,
-            progress=not no_progress and fmt == "table",
+            None, None, None, store=store, resume=resume, retry_failed=retry_failed, progress=progress
         )
     else:
         if generate:
-            dataset = _generate_if_empty(store, namespace, dataset, judge, seed, sample_size)
-        overrides: dict[str, Any] = {
+            writer = question_model or judge
+            if writer:
+                check_llm_spec(writer, source="--question-model" if question_model else "--judge")
+            dataset = _generate_if_empty(store, collection, dataset, writer, seed, sample_size)
+        flags: dict[str, Any] = {
             "dataset": dataset,
             "system": system,
             "mode": mode,
@@ -164,6 +227,7 @@ def run_command(
             "output": output,
             "generator_model": generator,
         }
+        overrides = {**run_settings.sets, **{k: v for k, v in flags.items() if v is not None}}
         if judge:
             overrides["judge_model"] = judge
             overrides["use_llm_judge"] = True
@@ -171,15 +235,29 @@ def run_command(
             overrides["evaluate_generation"] = False
         if no_llm_judge:
             overrides["use_llm_judge"] = False
-        config = load_config(config_path, overrides)
-        result = run_evaluation(
-            None, None, config, store=store, name=name, progress=not no_progress and fmt == "table"
+        config = apply_settings(load_config(config_path, overrides), run_settings)
+        options = run_settings.pipeline
+        prepared = check_invocation(
+            config.dataset,
+            config.system,
+            config,
+            store=store,
+            resume=None,
+            system_options=options,
+            thresholds=thresholds,
+            option_flags=run_settings.flags,
+            origins=field_origins(flags, run_settings.sets, config_path),
+        )
+        result = run_with_judge(
+            prepared.dataset, config, store=store, name=name, progress=progress, system_options=options
         )
     json_path = result.config.output
     if not json_path:
         json_path = str(default_output(result.run_id))
-        write_json(result, json_path)
-        write_csv(result, csv_path_for(json_path))
+        write_json(result, json_path, source="--output")
+        write_csv(result, csv_path_for(json_path), raw=csv_raw, source="--output")
+    elif csv_raw:  # the runner wrote the CSV neutralised; the user asked for raw cells
+        write_csv(result, csv_path_for(json_path), raw=True, source="--output")
     if fmt == "json":
         echo_json(result.model_dump(mode="json"))
     else:
@@ -232,7 +310,8 @@ def _generate_if_empty(
     else:
         if not judge:
             raise InputError(
-                "--generate needs --judge MODEL, the LLM that writes the questions", source="--generate"
+                "--generate needs --question-model MODEL, the LLM that writes the questions",
+                source="--generate",
             )
         report = generate_test_cases(store, collection, llm=judge, sample_size=sample_size, seed=seed or 42)
         for chunk_id, reason in report.failed:

@@ -147,7 +147,11 @@ def compare_command(
             click.echo("note: the runs used different datasets; paired values cover shared query ids only")
         console().print(_metrics_table(a, b, comparison["metrics"]))
         if limit != 0:
-            console().print(_queries_table(comparison, per_query=per_query))
+            moved = any(e for changes in comparison["queries"].values() for e in changes.values())
+            if moved:
+                console().print(_queries_table(comparison, per_query=per_query))
+            else:
+                click.echo("no query changed its value of any metric")
         if comparison["latency"]:
             console().print(_latency_table(comparison["latency"]))
     click.echo(

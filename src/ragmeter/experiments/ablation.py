@@ -30,16 +30,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
+from ragmeter import metrics
 from ragmeter.errors import InputError
 from ragmeter.models import EvalConfig, EvalDataset, EvalRunResult
 
 if TYPE_CHECKING:
     from ragmeter.experiments.significance import Comparison
+    from ragmeter.score.plan import MetricPlan
 
 DEFAULT_COLUMNS = ("recall@5", "recall@10", "recall@20", "mrr", "map", "ndcg@10")
-JUDGE_COLUMNS = ("avg_llm_grade", "avg_total_score", "pass_rate_8", "pass_rate_7", "pass_rate_6_5")
 # Names the issue and users say, mapped onto the pipeline's component names.
 _COMPONENT_ALIASES = {
     "reranking": "rerank",
@@ -95,6 +96,16 @@ class ExperimentSpec(BaseModel):
     baseline: bool = True
     pipeline: dict[str, Any] = Field(default_factory=dict)
     variants: list[Variant] = Field(default_factory=list)
+    # where the spec came from (the file), named in errors
+    _source: str = PrivateAttr(default="experiment")
+
+    @property
+    def source(self) -> str:
+        return self._source
+
+    @source.setter
+    def source(self, value: str) -> None:
+        self._source = value
 
     @field_validator("variants")
     @classmethod
@@ -120,11 +131,9 @@ class ExperimentSpec(BaseModel):
 def load_experiment(path: str | Path) -> ExperimentSpec:
     """Read and validate an experiment file; errors name the file and the field."""
     source = Path(path)
-    try:
-        text = source.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=str(source)) from None
-    from ragmeter.yamlfile import parse_yaml
+    from ragmeter.yamlfile import parse_yaml, read_text
+
+    text = read_text(source)  # unreadable, binary or non-UTF-8: an InputError naming file and line
 
     data = parse_yaml(text, source=str(source), what="reading an experiment file")
     if not isinstance(data, dict):
@@ -132,11 +141,14 @@ def load_experiment(path: str | Path) -> ExperimentSpec:
             "an experiment file must be a mapping (name, dataset, variants, ...)", source=str(source)
         )
     try:
-        return ExperimentSpec.model_validate(data)
+        spec = ExperimentSpec.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"]) or "(file)"
         raise InputError(f"field '{loc}': {err['msg']}", source=str(source)) from None
+    spec.source = str(source)
+    validate_experiment(spec)
+    return spec
 
 
 def variant_system_options(spec: ExperimentSpec, variant: Variant) -> tuple[str, dict[str, Any]]:
@@ -159,6 +171,81 @@ def variant_system_options(spec: ExperimentSpec, variant: Variant) -> tuple[str,
     return mode, options
 
 
+def validate_experiment(spec: ExperimentSpec, dataset: EvalDataset | None = None) -> None:
+    """Check the whole experiment before its first variant runs: every column is a metric the runs
+    compute, the judge and generator specs are valid and (given the dataset) every variant's system can be
+    built. The first problem is an InputError naming the file and the field."""
+    source = spec.source
+    _check_columns(spec, source)
+    from ragmeter.run.systems import check_llm_spec
+
+    for field in ("judge", "generator"):
+        value = getattr(spec, field)
+        if value is not None:
+            try:
+                check_llm_spec(value, source=source)
+            except InputError as exc:
+                raise InputError(f"field '{field}': {exc.reason}", source=source) from None
+    if dataset is not None:
+        for variant in spec.all_variants():
+            _check_variant(spec, variant, dataset)
+
+
+def planned_names(plan: MetricPlan, *, evaluate_generation: bool) -> set[str]:
+    """The metric names a run with this plan produces (lexical ones only when it generates answers)."""
+    names = {*plan.retrieval, *plan.judges, *plan.custom}
+    if plan.total_score:
+        names.add("total_score")
+    if plan.semantic:
+        names.add("sbert_similarity")
+    if evaluate_generation:
+        names |= set(plan.lexical or [s.name for s in metrics.specs() if s.family == "lexical"])
+    return names
+
+
+def _computed_metrics(spec: ExperimentSpec) -> set[str]:
+    """The metrics each variant's run computes (no `metrics` list: the defaults at the file's cut-offs)."""
+    from ragmeter.score.plan import plan_metrics
+
+    generation = spec.generator is not None
+    plan = plan_metrics(None, spec.k, evaluate_generation=generation, judged=spec.judge is not None)
+    return planned_names(plan, evaluate_generation=generation)
+
+
+def _check_columns(spec: ExperimentSpec, source: str) -> None:
+    computed = _computed_metrics(spec)
+    for i, column in enumerate(spec.columns):
+        where = f"field 'columns.{i}'"
+        found = metrics.lookup(column)
+        if found is None or found.parameters:
+            raise InputError(
+                f"{where}: unknown metric {column!r}; see `ragmeter metrics list`", source=source
+            )
+        if found.name in computed:
+            continue
+        if found.family == "judge" and spec.judge is None:
+            why = "a judge metric needs `judge: MODEL`"
+        elif found.family in ("lexical", "semantic") and spec.generator is None:
+            why = "an answer metric needs `generator: MODEL`"
+        elif found.family == "retrieval":
+            why = f"the runs compute {', '.join(sorted(n for n in computed if metrics.family_of(n) == 'retrieval'))} (k: {spec.k})"
+        else:
+            why = f"the runs do not compute it ({found.family})"
+        raise InputError(f"{where}: {column!r} is not computed by this experiment: {why}", source=source)
+
+
+def _check_variant(spec: ExperimentSpec, variant: Variant, dataset: EvalDataset) -> None:
+    from ragmeter.run.record import reference_ref
+    from ragmeter.run.systems import check_system
+
+    where = f"variants.{spec.variants.index(variant)}" if variant in spec.variants else "baseline"
+    mode, options = variant_system_options(spec, variant)
+    try:
+        check_system(reference_ref("builtin", mode=mode, namespace=None, options=options), dataset)
+    except InputError as exc:
+        raise InputError(f"field '{where}' ({variant.name}): {exc.reason}", source=spec.source) from None
+
+
 class VariantResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -173,10 +260,12 @@ class ExperimentResult(BaseModel):
     results: list[VariantResult]
 
     def columns(self) -> list[str]:
+        """The file's columns, then (with a judge) every judge metric of the registry the runs hold."""
         cols = list(self.spec.columns)
         if self.spec.judge:
             present = {m for r in self.results for m in r.run.aggregate}
-            cols += [c for c in JUDGE_COLUMNS if c in present and c not in cols]
+            judged = [m for m in present if metrics.family_of(m) == "judge" and m not in cols]
+            cols += sorted(judged, key=metrics.sort_key)
         return cols
 
 
@@ -197,13 +286,14 @@ def run_experiment(
     ``store``: a Store, a URL, None (the default store) or False (nothing stored), as `run_evaluation`.
     """
     if runner is None:
-        from ragmeter.runner import run_evaluation
+        from ragmeter.run import run_evaluation
 
         runner = run_evaluation
     if dataset is None:
-        from ragmeter.runner import resolve_dataset
+        from ragmeter.run import resolve_dataset
 
         dataset = resolve_dataset(spec.dataset, seed=spec.seed)
+    validate_experiment(spec, dataset)
     variants = spec.all_variants()
     results = []
     for variant in variants:
@@ -270,11 +360,9 @@ def experiment_table(
                 "best": {},
             }
         )
-    from ragmeter.report.export import LOWER_IS_BETTER
-
     for c in columns:
         present = [row["values"][c] for row in rows if row["values"][c] is not None]
-        pick = min if c in LOWER_IS_BETTER else max
+        pick = max if metrics.higher_is_better(c) else min
         top = pick(present) if present else None
         for row in rows:
             value = row["values"][c]

@@ -1,0 +1,309 @@
+"""Run settings from the command line: flags for the common ones, `--set KEY=VALUE` for every other
+EvalConfig field (and `pipeline.OPTION=VALUE` for the built-in pipeline), `-v/--log-level`.
+
+Precedence: the config file, then `--set`, then the named flags.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from ragmeter.errors import InputError
+
+if TYPE_CHECKING:  # pydantic is imported by the commands that need it, not by `ragmeter eval`
+    from ragmeter.models import EvalConfig
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+PIPELINE_PREFIX = "pipeline."
+
+
+def _set_log_level(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+    if not value:  # not given: nothing to import (ragmeter.llm is not light)
+        return
+    from ragmeter.llm.logs import configure_logging, level_for_verbosity
+
+    configure_logging(level_for_verbosity(int(value)) if param.name == "verbose" else value)
+
+
+def log_options(fn: F) -> F:
+    """`-v` (DEBUG: one line per judge/LLM call), `-vv` or `--log-level trace` (prompts and replies), on stderr."""
+    fn = click.option(
+        "--log-level",
+        metavar="LEVEL",
+        expose_value=False,
+        callback=_set_log_level,
+        help="trace, debug, info, warning or error: ragmeter's logs on stderr (debug: each judge call; "
+        "trace: prompts and replies).",
+    )(fn)
+    return click.option(
+        "-v",
+        "--verbose",
+        count=True,
+        expose_value=False,
+        callback=_set_log_level,
+        help="-v: --log-level debug; -vv: --log-level trace.",
+    )(fn)
+
+
+@dataclass
+class RunSettings:
+    """What the settings flags asked for (None: not given)."""
+
+    sets: dict[str, Any] = field(default_factory=dict)  # EvalConfig fields from --set
+    extra: dict[str, Any] = field(default_factory=dict)  # config.extra entries (--set extra.K, --context-k)
+    pipeline: dict[str, Any] = field(default_factory=dict)  # build_system options (--reranker, ...)
+    judge: dict[str, Any] = field(default_factory=dict)  # judge client options (timeout, retries, budget)
+    flags: dict[str, str] = field(default_factory=dict)  # pipeline option -> the flag that set it
+    cache: bool | None = None
+
+
+def settings_options(fn: F) -> F:
+    """The settings flags of `ragmeter run` (decorator)."""
+    options = [
+        click.option(
+            "--set",
+            "settings",
+            multiple=True,
+            metavar="KEY=VALUE",
+            help="Any EvalConfig field (`ragmeter run --set limit=5`), extra.KEY, or pipeline.OPTION for the "
+            "built-in pipeline; VALUE is YAML (5, true, [1, 3], {bm25: 0.4}). Repeatable.",
+        ),
+        click.option(
+            "--context-k", type=int, help="Top retrieved texts the generator and judges get (default 5)."
+        ),
+        click.option(
+            "--cache/--no-cache", default=None, help="Cache LLM replies in .ragmeter/llm-cache.sqlite."
+        ),
+        click.option(
+            "--reranker", metavar="MODEL", help="Built-in pipeline: a cross-encoder reranker model."
+        ),
+        click.option(
+            "--embedding", metavar="MODEL", help="Built-in pipeline: the sentence-transformers model."
+        ),
+        click.option(
+            "--disable",
+            multiple=True,
+            metavar="STAGE",
+            help="Built-in pipeline: switch a stage off (chunking, bm25, dense, rerank, generation). Repeatable.",
+        ),
+        click.option(
+            "--judge-timeout", type=float, metavar="SECONDS", help="Per judge request (default 60)."
+        ),
+        click.option(
+            "--judge-retries", type=int, metavar="N", help="Retries of a failed judge request (default 4)."
+        ),
+        click.option("--judge-budget", type=int, metavar="N", help="At most N judge requests in the run."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _yaml_value(text: str, key: str) -> Any:
+    from ragmeter.yamlfile import parse_yaml
+
+    return parse_yaml(text, source=f"--set {key}", what="a --set value")
+
+
+def parse_settings(
+    items: Iterable[str],
+    *,
+    context_k: int | None = None,
+    cache: bool | None = None,
+    reranker: str | None = None,
+    embedding: str | None = None,
+    disable: Iterable[str] = (),
+    judge_timeout: float | None = None,
+    judge_retries: int | None = None,
+    judge_budget: int | None = None,
+) -> RunSettings:
+    """Check every `--set` and settings flag; an unknown key or a bad value is an InputError naming it."""
+    from ragmeter.models import EvalConfig
+
+    out = RunSettings(cache=cache)
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise InputError(f"expected KEY=VALUE, got {item!r}", source="--set")
+        value = _yaml_value(text, key)
+        if key.startswith(PIPELINE_PREFIX) and len(key) > len(PIPELINE_PREFIX):
+            out.pipeline[key.removeprefix(PIPELINE_PREFIX)] = value
+            out.flags[key.removeprefix(PIPELINE_PREFIX)] = f"--set {key}"
+        elif key.startswith("extra.") and len(key) > len("extra."):
+            out.extra[key.removeprefix("extra.")] = value
+        elif key in EvalConfig.model_fields and key != "extra":
+            _check_field(key, value)
+            out.sets[key] = value
+        else:
+            known = ", ".join(k for k in EvalConfig.model_fields if k != "extra")
+            raise InputError(
+                f"unknown setting {key!r}; settings: {known}, extra.KEY, pipeline.OPTION", source="--set"
+            )
+    if context_k is not None:
+        if context_k < 1:
+            raise InputError(f"must be at least 1, got {context_k}", source="--context-k")
+        out.extra["context_k"] = context_k
+    for name, value, flag in (("reranker", reranker, "--reranker"), ("model", embedding, "--embedding")):
+        if value is not None:
+            out.pipeline[name], out.flags[name] = value, flag
+    if disable:
+        out.pipeline["disable"] = sorted({*out.pipeline.get("disable", ()), *disable})
+        out.flags["disable"] = "--disable"
+    for flag, key, value, low in (
+        ("--judge-timeout", "timeout", judge_timeout, 0.0),
+        ("--judge-retries", "max_retries", judge_retries, 0),
+        ("--judge-budget", "budget", judge_budget, 0),
+    ):
+        if value is not None:
+            if value < low or (flag == "--judge-timeout" and value == 0):
+                raise InputError(
+                    f"must be {'> 0' if flag == '--judge-timeout' else '>= 0'}, got {value}", source=flag
+                )
+            out.judge[key] = value
+    return out
+
+
+def _check_field(key: str, value: Any) -> None:
+    from pydantic import ValidationError
+
+    from ragmeter.models import EvalConfig
+
+    try:
+        EvalConfig.model_validate({key: value})
+    except ValidationError as exc:
+        msg = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
+        raise InputError(f"{key}: {msg}", source="--set") from None
+
+
+def apply_settings(config: EvalConfig, settings: RunSettings) -> EvalConfig:
+    """`config` with the settings' extra entries, judge options and cache on top (flags win)."""
+    extra = {**config.extra, **settings.extra}
+    if settings.judge:
+        extra["judge_options"] = {**extra.get("judge_options", {}), **settings.judge}
+    update: dict[str, Any] = {"extra": extra}
+    if settings.cache is not None:
+        update["cache"] = settings.cache
+    return config.model_copy(update=update)
+
+
+def judge_client(config: EvalConfig) -> Any:
+    """The judge client when the run sets judge options (timeout, retries, budget), else None (the run
+    builds its own from config.judge_model)."""
+    options = config.extra.get("judge_options")
+    if not (config.use_llm_judge and config.judge_model and options):
+        return None
+    from ragmeter.llm import from_spec
+
+    kwargs: dict[str, Any] = {"concurrency": config.concurrency, "seed": config.seed, **options}
+    if config.cache:
+        from ragmeter.run.systems import LLM_CACHE
+
+        kwargs["cache"] = str(LLM_CACHE)
+    try:
+        return from_spec(config.judge_model, **kwargs)
+    except InputError as exc:
+        raise InputError(exc.reason, source="--judge") from None
+
+
+def check_invocation(
+    dataset: str | None,
+    system: str | None,
+    config: EvalConfig | None,
+    *,
+    store: Any,
+    resume: str | None,
+    system_options: dict[str, Any],
+    thresholds: Iterable[str],
+    option_flags: dict[str, str] | None = None,
+    origins: dict[str, str] | None = None,
+) -> Any:
+    """The whole invocation checked before anything is stored or called (`ragmeter.run.validate`), and each
+    --fail-under metric one that this run computes. Returns the Prepared run. `origins` maps a config field
+    to where it was set (`--mode`, `--set mode`, `run.yaml: field 'mode'`), for the error line."""
+    from ragmeter import metrics
+    from ragmeter.experiments.ablation import planned_names
+    from ragmeter.run import validate
+
+    names = list(thresholds)
+    try:
+        prepared = validate(
+            dataset,
+            system,
+            config,
+            store=store,
+            resume=resume,
+            system_options=system_options,
+            fail_under=names,
+        )
+    except InputError as exc:
+        if config is not None and exc.source == config.system:  # the system reference itself
+            raise InputError(f"{config.system}: {exc.reason}", source="--system") from None
+        for key, flag in (option_flags or {}).items():  # a pipeline option: name the flag that set it
+            if exc.source == "--system" and key in exc.reason:
+                raise InputError(exc.reason, source=flag) from None
+        if exc.source in (origins or {}):  # a config field: the flag, --set or the file that set it
+            raise InputError(exc.reason, source=(origins or {})[exc.source]) from None
+        raise
+    if system_options and prepared.record.system.kind != "builtin":
+        flag = (option_flags or {}).get(next(iter(system_options)), "--set pipeline.*")
+        raise InputError("sets an option of the built-in pipeline, but --system is not builtin", source=flag)
+    planned = planned_names(prepared.plan, evaluate_generation=prepared.config.evaluate_generation)
+    for name in names:
+        if name not in planned and metrics.family_of(name) != "latency":
+            raise InputError(
+                f"this run does not compute {name!r}; it computes {', '.join(sorted(planned, key=metrics.sort_key))}",
+                source="--fail-under",
+            )
+    return prepared
+
+
+def run_with_judge(dataset: Any, config: EvalConfig, **options: Any) -> Any:
+    """`ragmeter.run.arun_evaluation` with the judge client that the judge options ask for (closed at the
+    end, in the run's event loop)."""
+    import asyncio
+
+    from ragmeter.run import arun_evaluation
+
+    judge = judge_client(config)
+
+    async def go() -> Any:
+        try:
+            return await arun_evaluation(dataset, config.system, config, llm=judge, **options)
+        finally:
+            if judge is not None:
+                await judge.aclose()
+
+    return asyncio.run(go())
+
+
+# EvalConfig field -> the `ragmeter run` flag that sets it
+FIELD_FLAGS = {
+    "dataset": "--dataset",
+    "system": "--system",
+    "mode": "--mode",
+    "namespace": "--namespace",
+    "retrieval_top_k": "--top-k",
+    "metrics": "--metrics",
+    "limit": "--limit",
+    "seed": "--seed",
+    "concurrency": "--concurrency",
+    "output": "--output",
+    "generator_model": "--generator",
+    "judge_model": "--judge",
+}
+
+
+def field_origins(flags: dict[str, Any], sets: dict[str, Any], config_path: str | None) -> dict[str, str]:
+    """Where each config field came from: a flag, `--set KEY`, or the config file."""
+    from ragmeter.models import EvalConfig
+
+    out = {k: f"{config_path}: field '{k}'" for k in EvalConfig.model_fields} if config_path else {}
+    out.update({k: f"--set {k}" for k in sets})
+    out.update({k: FIELD_FLAGS.get(k, f"--{k}") for k, v in flags.items() if v is not None})
+    return out
