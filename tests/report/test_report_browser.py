@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from report_payloads import XSS
 
-from ragmeter.models import EvalRunResult
+from ragmeter.models import EvalRunResult, MetricResult
 from ragmeter.report.html import render_html
 
 pytestmark = pytest.mark.browser
@@ -135,3 +135,74 @@ def test_sorting_in_browser(tmp_path: Path, make_run: MakeRun) -> None:
     assert grades[desc_ids[-1]] is None  # ...both ways
     valued_desc = [g for g in (grades[q] for q in desc_ids) if g is not None]
     assert valued_desc == sorted(valued_desc, reverse=True)
+
+
+def wide_runs(make_run: MakeRun) -> list[EvalRunResult]:
+    """Three runs with long unbroken ids, questions and run names, and a metric that never varies."""
+    runs = []
+    for i, (name, boost) in enumerate((("bm25", 0.0), ("hybrid", 0.2), ("dense", 0.1))):
+        run = make_run(name, i + 1, n=14, boost=boost)
+        per_query = []
+        for j, q in enumerate(run.per_query):
+            metrics = {**q.metrics, "support_coverage": MetricResult(name="support_coverage", value=1.0)}
+            per_query.append(
+                q.model_copy(
+                    update={
+                        "query_id": f"{q.query_id}-" + "x" * 70,
+                        "question": ("Whyisthisquestionwrittenwithoutanyspaces" * 3) + f" {j}?",
+                        "metrics": metrics,
+                    }
+                )
+            )
+        runs.append(
+            run.model_copy(
+                update={
+                    "name": f"{name}-" + "configuration" * 6,
+                    "run_id": f"20260101-000000-{'f' * 40}{i}",
+                    "per_query": per_query,
+                }
+            )
+        )
+    return runs
+
+
+LAYOUT_PROBE = """<script>
+(function () {
+  var root = document.documentElement;
+  root.setAttribute("data-scroll-width", String(root.scrollWidth));
+  root.setAttribute("data-client-width", String(root.clientWidth));
+  var plotted = Array.prototype.map.call(document.querySelectorAll("figure[data-metrics]"),
+    function (f) { return f.getAttribute("data-plot") + ":" + f.getAttribute("data-metrics"); });
+  root.setAttribute("data-plotted", plotted.join("|"));
+  var flat = Array.prototype.map.call(document.querySelectorAll(".no-variation [data-metric]"),
+    function (c) { return c.getAttribute("data-metric"); });
+  root.setAttribute("data-flat", flat.join(","));
+})();
+</script></body>"""
+
+
+def test_report_fits_1280px_and_skips_flat_metrics(tmp_path: Path, make_run: MakeRun) -> None:
+    """At a 1280-px window the page does not scroll sideways (wide tables scroll in their own box), the
+    comparison leads with its forest plot, and a metric with one value everywhere is named, not drawn."""
+    runs = wide_runs(make_run)
+    html = render_html(runs, n_resamples=300, csp=False)
+    page = tmp_path / "wide.html"
+    page.write_text(html.replace("</body>", LAYOUT_PROBE), encoding="utf-8")
+    dom = chromium(page, tmp_path, "--dump-dom", "--window-size=1280,1000").stdout
+    html_tag = re.search(r"<html[^>]*>", dom)
+    assert html_tag is not None
+    attrs = dict(re.findall(r'(data-[\w-]+)="([^"]*)"', html_tag.group(0)))
+    assert int(attrs["data-client-width"]) <= 1280
+    assert int(attrs["data-scroll-width"]) <= 1280, attrs
+    plotted = dict(item.split(":", 1) for item in attrs["data-plotted"].split("|"))
+    assert list(plotted) == ["forest", "metric_at_k", "distribution", "judge_grades"]
+    assert "support_coverage" in attrs["data-flat"].split(",")
+    for metrics in plotted.values():
+        assert "support_coverage" not in metrics.split()
+    assert "mrr" in plotted["forest"].split() and "mrr" in plotted["distribution"].split()
+
+    shot = tmp_path / "wide.png"
+    chromium(page, tmp_path, f"--screenshot={shot}", "--window-size=1280,2400", "--hide-scrollbars")
+    assert struct.unpack(">II", shot.read_bytes()[16:24]) == (1280, 2400)
+    if os.environ.get("RAGMETER_SCREENSHOT_DIR"):
+        shutil.copy(shot, Path(os.environ["RAGMETER_SCREENSHOT_DIR"]) / "report-1280.png")

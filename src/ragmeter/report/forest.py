@@ -67,7 +67,7 @@ def forest_figure(comparisons: Sequence[Comparison], metrics: Sequence[str]) -> 
     if not rows:
         return None
     n_cmp = len(comparisons)
-    height = 1.2 + 0.3 * len(rows) * max(1.0, 0.6 * n_cmp)
+    height = 1.9 + 0.3 * len(rows) * max(1.0, 0.6 * n_cmp) + 0.2 * (n_cmp if n_cmp > 1 else 0)
     fig = Figure(figsize=(8.0, height), layout="constrained")
     ax = fig.subplots()
     widths = {}
@@ -118,7 +118,8 @@ def forest_figure(comparisons: Sequence[Comparison], metrics: Sequence[str]) -> 
         ax.set_title(
             f"{_short(c.run_b)} − {_short(c.run_a)}: 95% paired bootstrap intervals", fontsize="medium"
         )
-    ax.legend(handles=handles, fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    # Below the axes, so that long run names never squeeze the plot.
+    fig.legend(handles=handles, fontsize="small", loc="outside lower center", ncols=2, frameon=False)
     return fig
 
 

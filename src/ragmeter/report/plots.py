@@ -265,7 +265,7 @@ def report_figures(
 ) -> list[Plot]:
     """The report's plots, in reading order: for two or more runs ONE forest plot of the per-metric
     deltas (every comparison in it), then metric@k (cut-offs as x, runs as lines), the per-query
-    distribution of the headline metrics that vary, and the judge grades."""
+    distribution of the headline metrics that vary (judges aside), and the judge grades."""
     from ragmeter.report.forest import forest_figure, forest_metrics
 
     names = metric_names(runs)
@@ -284,13 +284,13 @@ def report_figures(
             f"{f}@k" for f, ks in at_k_families(names).items() if any(f"{f}@{k}" not in flat for k in ks)
         ]
         plots.append(Plot("metric_at_k", "Mean of each metric against its cut-off k", fig, drawn))
-    headline = [m for m in headline_metrics(names) if m not in flat]
+    judged = [m for m in names if registry.family_of(m) == "judge" and m not in flat]
+    headline = [m for m in headline_metrics(names) if m not in flat and m not in judged]
     shown = [m for m in headline if any(metric_values(run, m) for run in runs)][:MAX_PANELS]
     fig = distribution_figure(runs, shown) if shown else None
     if fig is not None:
         caption = "Per-query distribution of the headline metrics (box: quartiles, line: median, ▲: mean)"
         plots.append(Plot("distribution", caption, fig, shown))
-    judged = [m for m in names if registry.family_of(m) == "judge" and m not in flat]
     fig = judge_grade_figure(runs, judged) if judged else None
     if fig is not None:
         plots.append(Plot("judge_grades", "Judge grades", fig, judged))
