@@ -316,14 +316,31 @@ def check_output_path(path: str | Path, *, source: str, create: bool = False) ->
         existing = existing.parent
     if not existing.is_dir():
         raise InputError(f"cannot create a folder under {existing}: it is a file", source=source)
-    if not os.access(existing, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+    if p.exists() and not os.access(p, os.W_OK):
         raise InputError(f"cannot write to {p}: permission denied", source=source)
+    _probe(existing, p, source)
     if create:
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InputError(f"cannot create the folder {p.parent}: {exc.strerror}", source=source) from None
     return p
+
+
+def _probe(folder: Path, target: Path, source: str) -> None:
+    """Make and remove a scratch entry in `folder`: the only check that also holds for root, read-only
+    mounts and pseudo file systems (/proc), where permission bits say nothing."""
+    import tempfile
+
+    try:
+        if folder == target.parent:
+            fd, name = tempfile.mkstemp(prefix=".ragmeter-probe-", dir=folder)
+            os.close(fd)
+            os.unlink(name)
+        else:
+            os.rmdir(tempfile.mkdtemp(prefix=".ragmeter-probe-", dir=folder))
+    except OSError as exc:
+        raise InputError(f"cannot write under {folder}: {exc.strerror}", source=source) from None
 
 
 def write_text_atomic(path: str | Path, text: str, *, source: str | None = None) -> Path:
