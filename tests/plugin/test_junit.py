@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from plugin_expected import MRR, RECALL_1
 
-from conftest import MRR, RECALL_1
 from ragmeter.cli import cli
 from ragmeter.models import EvalConfig, EvalRunResult, MetricResult, MetricSummary, QueryEvalResult
 from ragmeter.report.junit import Gate, gates_of_run, junit_xml, write_junit_xml

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from plugin_expected import MRR, RECALL_1
 
-from conftest import MRR, RECALL_1
 from ragmeter.cli import cli
 from ragmeter.integrations.mlflow import log_run, metric_key, run_metrics
 from ragmeter.models import EvalConfig, EvalRunResult, MetricSummary

@@ -12,8 +12,8 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
+from plugin_expected import MRR, NDCG_3, RECALL_1
 
-from conftest import MRR, NDCG_3, RECALL_1
 from ragmeter.store import open_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))

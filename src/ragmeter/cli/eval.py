@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import sys
 
 import click
@@ -12,19 +11,15 @@ from ragmeter.errors import InputError
 
 
 def parse_thresholds(items: tuple[str, ...], *, source: str = "--fail-under") -> list[tuple[str, float]]:
-    """Parse MEASURE=VALUE pairs (the measure is returned as written; callers canonicalise it)."""
-    out: list[tuple[str, float]] = []
-    for item in items:
-        name, sep, value = item.rpartition("=")
-        if not sep or not name.strip():
-            raise InputError(f"expected MEASURE=VALUE, got {item!r}", source=source)
-        try:
-            threshold = float(value)
-        except ValueError:
-            raise InputError(f"{item!r}: {value!r} is not a number", source=source) from None
-        if not math.isfinite(threshold):  # nan would disable the gate, inf would always fail it
-            raise InputError(f"{item!r}: the threshold must be a finite number", source=source)
-        out.append((name.strip(), threshold))
+    """MEASURE=VALUE pairs (the registry's rule: finite numbers, known metrics); retrieval measures only."""
+    from ragmeter.metrics import lookup
+    from ragmeter.metrics.gate import parse_thresholds as parse
+
+    out = list(parse(items, source=source).items())
+    for name, _ in out:
+        spec = lookup(name)
+        if spec is None or spec.family != "retrieval":
+            raise InputError(f"{name!r} is not a retrieval measure", source=source)
     return out
 
 
@@ -111,10 +106,11 @@ def eval_command(
         from ragmeter.report.junit import gates_of_ir, write_junit_xml
 
         write_junit_xml(junit_xml, gates_of_ir(result, dict(thresholds)), per_query=junit_per_query)
-    agg = result.aggregate
-    short = [(n, agg[n], v) for n, v in thresholds if agg[n] < v]
-    for name, got, want in short:
-        click.echo(f"ragmeter: fail-under: {name} = {got:.4f} < {want:g}", err=True)
+    from ragmeter.metrics.gate import check
+
+    short = check(result.aggregate, dict(thresholds))
+    for message in short:
+        click.echo(f"ragmeter: fail-under: {message}", err=True)
     if short:
         sys.exit(1)
 

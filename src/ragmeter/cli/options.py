@@ -162,39 +162,17 @@ def print_run(result: EvalRunResult, *, store_url: str | None = None) -> None:
 
 def parse_fail_under(values: Iterable[str]) -> dict[str, float]:
     """METRIC=VALUE pairs, each metric checked against the registry (aliases become canonical names)."""
-    out: dict[str, float] = {}
-    for text in values:
-        metric, sep, number = text.rpartition("=")
-        if not sep or not metric.strip():
-            raise InputError(f"expected METRIC=VALUE, got {text!r}", source="--fail-under")
-        try:
-            value = float(number)
-        except ValueError:
-            raise InputError(f"{number!r} is not a number (in {text!r})", source="--fail-under") from None
-        spec = metrics.lookup(metric.strip())
-        if spec is None or spec.parameters:
-            raise InputError(
-                f"no metric {metric.strip()!r}: see `ragmeter metrics list`", source="--fail-under"
-            )
-        if not math.isfinite(value):
-            raise InputError(f"{number!r} is not a finite number (in {text!r})", source="--fail-under")
-        out[spec.name] = value
-    return out
+    from ragmeter.metrics.gate import parse_thresholds
+
+    return parse_thresholds(values, source="--fail-under")
 
 
 def check_fail_under(aggregate: dict[str, MetricSummary], thresholds: dict[str, float]) -> list[str]:
     """Each metric whose mean fell short of its threshold (above it, for a lower-is-better metric), as a
     message. A metric the run did not produce, or produced without a value, falls short."""
-    short = []
-    for metric, threshold in thresholds.items():
-        summary = aggregate.get(metric)
-        mean = summary.mean if summary is not None else None
-        if metrics.higher_is_better(metric):
-            if mean is None or mean < threshold:
-                short.append(f"{metric} = {fmt_value(mean)} < {threshold:g}")
-        elif mean is None or mean > threshold:
-            short.append(f"{metric} = {fmt_value(mean)} > {threshold:g} (lower is better)")
-    return short
+    from ragmeter.metrics.gate import check
+
+    return check({name: s.mean for name, s in aggregate.items()}, thresholds)
 
 
 def default_output(run_id: str | None) -> Path:

@@ -48,10 +48,10 @@ def _num(value: float | None) -> str:
 
 
 def falls_short(value: float | None, threshold: float, higher_is_better: bool = True) -> bool:
-    """The gate rule: no value, or a value on the wrong side of the threshold."""
-    if value is None:
-        return True
-    return value < threshold if higher_is_better else value > threshold
+    """The gate rule (`ragmeter.metrics.gate.falls_short`)."""
+    from ragmeter.metrics.gate import falls_short as rule
+
+    return rule(value, threshold, higher_is_better)
 
 
 def _op(short: bool, higher_is_better: bool) -> str:
