@@ -67,8 +67,9 @@ def list_command(limit: int | None, status: str | None, fmt: str, db: str | None
 
 
 def _headline(r: EvalRunResult) -> str:
-    """The first metric with a value in the registry's display order (retrieval first)."""
-    for name in sorted(r.aggregate, key=metrics.sort_key):
+    """The registry's first headline metric with a value (ndcg@10 when the run has it)."""
+    names = [n for n, s in r.aggregate.items() if s.mean is not None]
+    for name in metrics.headline(names) or sorted(names, key=metrics.sort_key):
         s = r.aggregate[name]
         if s.mean is not None:
             return f"{name}={s.mean:.4f}"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ragmeter.metrics.registry import declare
+from dataclasses import replace
+
+from ragmeter.metrics.registry import _add, declare, lookup_template
 
 UNIT = (0.0, 1.0)
 RUN_INPUTS = ("retrieved", "qrels")
@@ -266,6 +268,60 @@ def _judges() -> None:
     )
 
 
+def _grade_summary() -> None:
+    """The retrieval-grade summary (DESIGN.md 3): one value per run, no per-query value."""
+    for name, threshold in (("pass_rate_8", "8.0"), ("pass_rate_7", "7.0"), ("pass_rate_6_5", "6.5")):
+        declare(
+            name,
+            "judge",
+            "summary",
+            ("total_score",),
+            (0.0, 100.0),
+            scale="%",
+            unit="%",
+            interval="none",
+            description=f"share of ALL queries with total_score >= {threshold} (a null grade does not pass)",
+        )
+    declare(
+        "avg_llm_grade",
+        "judge",
+        "summary",
+        ("retrieval_grade",),
+        (1.0, 10.0),
+        scale="1-10",
+        interval="none",
+        description="mean retrieval grade over the valid grades",
+    )
+    declare(
+        "avg_total_score",
+        "judge",
+        "summary",
+        ("total_score",),
+        (0.0, 10.0),
+        scale="0-10",
+        interval="none",
+        description="mean total score over the valid grades",
+    )
+
+
+# Headline metrics, best first (runs list, the demo's summary, the report's first rows): name -> (rank, k).
+HEADLINES: dict[str, tuple[int, int | None]] = {
+    "ndcg@k": (1, 10),
+    "recall@k": (2, 5),
+    "mrr": (3, None),
+    "token_f1": (4, None),
+    "rouge_l": (5, None),
+    "sbert_similarity": (6, None),
+    "answer_correctness": (7, None),
+    "retrieval_grade": (8, None),
+}
+
+
+def _headlines() -> None:
+    for name, (rank, k) in HEADLINES.items():
+        _add(replace(lookup_template(name), headline=rank, headline_k=k), replace=True)
+
+
 def _other() -> None:
     declare(
         "latency_ms",
@@ -333,4 +389,6 @@ def load() -> None:
     _lexical()
     _semantic()
     _judges()
+    _grade_summary()
     _other()
+    _headlines()

@@ -110,6 +110,11 @@ def declare(
     )
 
 
+def lookup_template(name: str) -> MetricSpec:
+    """A registered record by its exact name, family templates (`ndcg@k`) included."""
+    return _SPECS[name]
+
+
 def _retrieval(name: str) -> MetricSpec | None:
     from ragmeter.ir.measures import parse_measure
 
@@ -188,3 +193,30 @@ def higher_is_better(name: str) -> bool:
 def family_of(name: str) -> str | None:
     spec = lookup(name)
     return None if spec is None else spec.family
+
+
+def headline(names: Iterable[str], *, limit: int | None = None) -> list[str]:
+    """The headline metrics among `names`, best first: the registry's declared headline metrics, one
+    cut-off per family (its headline_k when present, else 10, else the largest)."""
+    by_family: dict[str, list[tuple[int, str]]] = {}
+    ranked: list[tuple[int, str]] = []
+    for name in dict.fromkeys(names):
+        spec = lookup(name)
+        if spec is None:
+            continue
+        base, _, k = name.partition("@")
+        template = _SPECS.get(f"{base}@k") if k.isdigit() else None
+        rank = template.headline if template is not None else spec.headline
+        if rank <= 0:
+            continue
+        if template is not None:
+            by_family.setdefault(base, []).append((int(k), name))
+        else:
+            ranked.append((rank, name))
+    for base, options in by_family.items():
+        template = _SPECS[f"{base}@k"]
+        ks = {k: n for k, n in options}
+        pick = template.headline_k if template.headline_k in ks else (10 if 10 in ks else max(ks))
+        ranked.append((template.headline, ks[pick]))
+    out = [name for _, name in sorted(ranked)]
+    return out[:limit] if limit is not None else out

@@ -50,6 +50,10 @@ class MetricSpec:
     aliases: tuple[str, ...] = ()
     description: str = ""
     parameters: tuple[str, ...] = ()  # e.g. ("k",) for ndcg@k
+    # Headline rank in summaries (runs list, the demo, the report's first rows): 0 = not a headline metric;
+    # for a family, the cut-off shown is headline_k when the run has it.
+    headline: int = 0
+    headline_k: int | None = None
     # User metrics: fn(ScoreInput) -> float | None, called per query by the scorer.
     compute: Callable[[ScoreInput], float | None] | None = field(default=None, compare=False, repr=False)
 
@@ -87,5 +91,6 @@ class MetricSpec:
             "version": self.version,
             "aliases": list(self.aliases),
             "parameters": list(self.parameters),
+            "headline": self.headline,
             "description": self.description,
         }
