@@ -24,7 +24,8 @@ _EXPORTS: dict[str, str] = {
     "EvalConfig": "ragmeter.models",
     "Document": "ragmeter.models",
     "load_dataset": "ragmeter.datasets",
-    "run_evaluation": "ragmeter.runner",
+    "run_evaluation": "ragmeter.run.api",
+    "arun_evaluation": "ragmeter.run.api",
 }
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "QueryEvalResult",
     "Run",
     "__version__",
+    "arun_evaluation",
     "evaluate",
     "load_dataset",
     "run_evaluation",

@@ -120,6 +120,10 @@ class QueryEvalResult(BaseModel):
     ground_truth_answer: str | None = None
     metrics: dict[str, MetricResult] = Field(default_factory=dict)
     latency_ms: dict[str, float] = Field(default_factory=dict)
+    # LLM usage of this query: {role ("judge", "generator"): {label (judge metric...): usage line}} with
+    # ragmeter.llm.usage.UsageLine fields. Summed into the run's usage block, so that the totals survive a
+    # resume and work with any executor.
+    usage: dict[str, dict[str, dict[str, Any]]] = Field(default_factory=dict)
 
 
 class MetricSummary(BaseModel):
@@ -134,6 +138,10 @@ class MetricSummary(BaseModel):
     ci95: tuple[float, float] | None = None
     # How ci95 was computed: "bootstrap-percentile" or "wilson" (None: no interval, or an older run).
     ci_method: str | None = None
+    # Percentiles, for metrics that aggregate as p50/p95/max (latency_<stage>_ms).
+    p50: float | None = None
+    p95: float | None = None
+    max: float | None = None
 
 
 class EvalConfig(BaseModel):
@@ -161,6 +169,21 @@ class EvalConfig(BaseModel):
     relevance_level: int = 1
     extra: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("retrieval_top_k")
+    @classmethod
+    def _positive_cutoffs(cls, v: list[int]) -> list[int]:
+        bad = [k for k in v if k < 1]
+        if bad:
+            raise ValueError(f"cut-offs must be integers >= 1, got {bad[0]}")
+        return v
+
+    @field_validator("concurrency")
+    @classmethod
+    def _positive_concurrency(cls, v: int) -> int:
+        if v < 1:
+            raise ValueError(f"must be at least 1, got {v}")
+        return v
+
     @field_validator("judge_model", "generator_model")
     @classmethod
     def _no_secret_in_llm_spec(cls, v: str | None) -> str | None:
@@ -178,11 +201,17 @@ class EvalConfig(BaseModel):
         return redact_data(handler(self))
 
 
+# Version of the run JSON (EvalRunResult). 1: the 0.1 format, no `schema_version` field (still read).
+# 2: schema_version, usage, record, per-query usage.
+RUN_SCHEMA_VERSION = 2
+
+
 class EvalRunResult(BaseModel):
     """A finished (or partial) evaluation run with its per-query results."""
 
     model_config = ConfigDict(extra="forbid")
 
+    schema_version: int = RUN_SCHEMA_VERSION
     run_id: str | None = None
     name: str = ""
     status: Literal["running", "completed", "failed"] = "completed"
@@ -198,3 +227,8 @@ class EvalRunResult(BaseModel):
     n_queries_without_relevant: int = 0
     error: str | None = None
     notes: list[str] = Field(default_factory=list)
+    # LLM calls, input/output tokens and cost: {"judge", "judge_by_metric", "generator", "total"}, each a
+    # ragmeter.llm.usage.UsageLine (cost null with cost_note when a price is unknown); None without an LLM.
+    usage: dict[str, Any] | None = None
+    # What rebuilds the run (ragmeter.run.record.RunRecord as JSON; secret-free).
+    record: dict[str, Any] | None = None

@@ -75,3 +75,24 @@ def keyword_retrieve(question: str, k: int) -> list[tuple[str, float, str]]:
     scored = [(d.doc_id, float(len(q & _tokens(d.text))), d.text) for d in corpus]
     scored.sort(key=lambda t: (-t[1], t[0]))
     return scored[:k]
+
+
+class SlowKeywordSystem(KeywordSystem):
+    """KeywordSystem that takes `delay` seconds per query (so that a child process can be killed mid-run).
+    An in-process object: its run can be resumed only through the Python API with the same class."""
+
+    delay = 0.25
+
+    async def retrieve(self, question: str, k: int) -> list[tuple[str, float, str]]:
+        import asyncio
+
+        await asyncio.sleep(self.delay)
+        return await super().retrieve(question, k)
+
+
+def slow_keyword_retrieve(question: str, k: int) -> list[tuple[str, float, str]]:
+    """`--system runner_fakes:slow_keyword_retrieve`: keyword_retrieve at 0.2 s per query."""
+    import time
+
+    time.sleep(0.2)
+    return keyword_retrieve(question, k)

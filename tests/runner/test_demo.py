@@ -52,10 +52,10 @@ def test_demo_systems_are_specs_that_resume_can_rebuild() -> None:
     pytest.importorskip("bm25s")
     import asyncio
 
-    from ragmeter.systems.demo import DemoFulltext
-    from ragmeter.systems.demo import system_ref as _spec
     from ragmeter.datasets import demo_dataset
     from ragmeter.systems import Retrieved, aanswer, aretrieve, build_system
+    from ragmeter.systems.demo import DemoFulltext
+    from ragmeter.systems.demo import system_ref as _spec
 
     system = build_system(_spec(DemoFulltext))
     hits = asyncio.run(aretrieve(system, "What does ragmeter evaluate?", 3))

@@ -10,10 +10,19 @@ import pytest
 
 from ragmeter.errors import InputError
 from ragmeter.models import Document, EvalConfig, MetricResult, MetricSummary, QueryEvalResult, RetrievedDoc
-from ragmeter.store import ChunkRecord, DuplicateQueryError, open_store
+from ragmeter.store import ChunkRecord, DuplicateQueryError, Store, open_store
 from ragmeter.store.api import utcnow
 
-TABLES = {"collections", "documents", "chunks", "test_cases", "test_case_chunks", "runs", "query_results"}
+TABLES = {
+    "collections",
+    "documents",
+    "chunks",
+    "test_cases",
+    "test_case_chunks",
+    "runs",
+    "query_results",
+    "metric_values",
+}
 
 
 def _result(qid: str, value: float, status: str = "ok") -> QueryEvalResult:
@@ -35,7 +44,7 @@ def test_open_runs_migrations_and_is_idempotent(db_url: str) -> None:
     store = open_store(db_url)
     assert set(inspect(store.engine).get_table_names()) >= TABLES
     with store.engine.connect() as conn:
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0001"
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0002"
     store.close()
     again = open_store(db_url)  # a second open finds the schema current and changes nothing
     with again.engine.connect() as conn:
@@ -92,21 +101,75 @@ def test_run_lifecycle_round_trip(db_url: str) -> None:
     assert got.per_query[0] == _result("q1", 0.5)
     assert got.per_query[1].status == "failed" and got.per_query[1].error == "boom"
 
-    # run-level metrics added later rewrite the stored rows
-    updated = got.per_query[0].model_copy(deep=True)
-    updated.metrics["ndcg@10"] = MetricResult(name="ndcg@10", value=0.25)
-    store.update_query_results(rid, [updated])
+    # run-level metrics added later are rows of their own; the outputs row is never rewritten
+    before = _rows(store, "SELECT result FROM query_results WHERE query_id = 'q1'")
+    assert store.put_metric_values(rid, {"q1": {"ndcg@10": MetricResult(name="ndcg@10", value=0.25)}}) == 1
     assert store.get_run(rid).per_query[0].metrics["ndcg@10"].value == 0.25
+    assert _rows(store, "SELECT result FROM query_results WHERE query_id = 'q1'") == before
+    # a recomputed value replaces its row: each (query, metric) is stored once
+    store.put_metric_values(rid, {"q1": {"ndcg@10": MetricResult(name="ndcg@10", value=0.5)}})
+    assert store.get_run(rid).per_query[0].metrics["ndcg@10"].value == 0.5
+    names = _rows(
+        store, f"SELECT query_id, name FROM metric_values WHERE run_id = '{rid}' ORDER BY query_id, name"
+    )
+    assert names == [("q1", "ndcg@10"), ("q1", "token_f1"), ("q2", "token_f1")]
 
     assert [r.run_id for r in store.list_runs()] == [rid]
     assert store.delete_failed_results(rid) == 1
     assert store.finished_query_ids(rid) == {"q1"}
+    assert (
+        _rows(store, f"SELECT query_id FROM metric_values WHERE run_id = '{rid}' AND query_id = 'q2'") == []
+    )
     store.delete_run(rid)
     assert store.list_runs() == []
+    assert _rows(store, "SELECT count(*) FROM metric_values") == [(0,)]
     with pytest.raises(InputError, match="no run"):
         store.get_run(rid)
     store.close()
     other.close()
+
+
+def _rows(store: Store, sql: str) -> list[tuple[object, ...]]:
+    from sqlalchemy import text
+
+    with store.engine.connect() as conn:
+        return [tuple(r) for r in conn.execute(text(sql))]
+
+
+def test_a_0001_store_is_migrated_and_its_runs_read_as_before(tmp_path: Path) -> None:
+    """A store written by 0.1 (metric values inside each outputs row, no record) upgrades to 0002 on open."""
+    import json
+
+    from alembic import command
+    from sqlalchemy import text
+
+    from ragmeter.store.engine import alembic_config, create_engine, resolve_url
+
+    url = resolve_url(f"sqlite:///{tmp_path / 'old.db'}")
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        command.upgrade(alembic_config(conn), "0001")
+        conn.execute(
+            text(
+                "INSERT INTO runs (id, name, status, config, dataset_name, n_dataset_queries, versions, seed, "
+                "started_at, host, pid, pid_token, aggregate, summary, n_queries, n_failed) VALUES ('old', '', "
+                "'completed', :cfg, 'demo', 1, '{}', 42, '2026-01-01 00:00:00', 'h', 1, '', '{}', '{}', 1, 0)"
+            ),
+            {"cfg": EvalConfig().model_dump_json()},
+        )
+        conn.execute(
+            text(
+                "INSERT INTO query_results (run_id, query_id, position, status, result, completed_at) VALUES "
+                "('old', 'q1', 0, 'ok', :res, '2026-01-01 00:00:00')"
+            ),
+            {"res": json.dumps(_result("q1", 0.75).model_dump(mode="json"))},
+        )
+    engine.dispose()
+    with open_store(url) as store:
+        run = store.get_run("old")
+        assert run.record is None and run.per_query[0].metrics["token_f1"].value == 0.75
+        store.put_metric_values("old", {"q1": {"ndcg@10": MetricResult(name="ndcg@10", value=1.0)}})
+        assert set(store.get_run("old").per_query[0].metrics) == {"token_f1", "ndcg@10"}
 
 
 def _dead_pid() -> int:

@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from ragmeter.cli.options import console, db_option, fmt_value, open_db
+from ragmeter.systems.demo import DEMO_SYSTEMS, DemoHybrid, system_ref
 
 MODES = ("fulltext", "semantic", "hybrid")
 # Judges of the demo's judged run: the two whose replies are short with the local 1.5B model (measured:
@@ -26,7 +27,6 @@ LOCAL_JUDGE_SAMPLE = 3
 # The demo's wall-clock budget: judging gets what is left of it and stops (resumable) when it runs out.
 DEMO_BUDGET_S = 150.0  # + start-up and shutting the judge down: under 3 minutes of wall time
 HEADLINE = ("ndcg@10", "recall@5", "mrr", "token_f1", "rouge_l", "sbert_similarity")
-from ragmeter.systems.demo import DEMO_SYSTEMS, DemoHybrid, system_ref
 
 
 def _judge_hint() -> str:
@@ -62,10 +62,10 @@ def demo_command(
     db: str | None,
 ) -> None:
     """Run the whole tool offline on the shipped demo dataset (under 3 minutes on 2 cores)."""
-    from ragmeter.datasets.ingest import ingest_documents
     from ragmeter.datasets import demo_dataset
+    from ragmeter.datasets.ingest import ingest_documents
     from ragmeter.models import EvalConfig, EvalRunResult
-    from ragmeter.runner import run_evaluation
+    from ragmeter.run import run_evaluation
 
     out = console()
     t0 = time.perf_counter()
@@ -80,7 +80,7 @@ def demo_command(
     out.print(f"1. ingested {n_docs} documents ({n_chunks} chunks) into collection 'demo' of {store.url}")
 
     results: dict[str, EvalRunResult] = {}
-    systems: dict[str, _DemoSystem] = {}
+    systems: dict[str, Any] = {}
     for i, mode in enumerate(MODES, start=2):
         out.print(f"{i}. evaluating the built-in pipeline, mode={mode} ...")
         systems[mode] = DEMO_SYSTEMS[mode]()
@@ -174,7 +174,7 @@ def _judge_within_budget(
     """The judged run, stopped when the demo's time is up (a busy machine): it stays resumable."""
     import asyncio
 
-    from ragmeter.runner import arun_evaluation
+    from ragmeter.run import arun_evaluation
 
     out = console()
     if seconds < 20:
@@ -194,27 +194,31 @@ def _judge_within_budget(
     try:
         return asyncio.run(go())
     except TimeoutError:
-        from ragmeter.runner import aggregate_metrics
+        return _score_what_was_judged(dataset, config, store)
 
-        stopped = [r for r in store.list_runs(limit=5) if r.name == "demo hybrid judged"]
-        if not stopped or stopped[0].run_id is None:
-            return None
-        partial = store.get_run(stopped[0].run_id)
-        out.print(
-            f"   judging stopped at the demo's {DEMO_BUDGET_S:.0f} s budget after {len(partial.per_query)} of "
-            f"{config.limit or len(dataset.queries)} questions (is the machine busy?); finish it with "
-            f"`ragmeter run --resume {partial.run_id}`"
-        )
-        if not partial.per_query:
-            return None
-        from ragmeter.runner import add_total_scores, csv_path_for, write_csv, write_json
 
-        add_total_scores(partial.per_query)
-        partial = partial.model_copy(update={"aggregate": aggregate_metrics(partial.per_query)})
-        if config.output:  # what was judged, so that the paths printed at the end exist
-            write_json(partial, config.output)
-            write_csv(partial, csv_path_for(config.output))
-        return partial
+def _score_what_was_judged(dataset: Any, config: Any, store: Any) -> Any:
+    """The stopped judged run scored as far as it got (the library's rescore of its stored outputs: no
+    judge call); it stays failed and resumable."""
+    from ragmeter.score.rescore import rescore
+    from ragmeter.score.writers import write_outputs
+
+    out = console()
+    stopped = [r for r in store.list_runs(limit=5) if r.name == "demo hybrid judged"]
+    if not stopped or stopped[0].run_id is None:
+        return None
+    run_id = stopped[0].run_id
+    if not store.finished_query_ids(run_id):
+        return None
+    partial = rescore(run_id, store=store, dataset=dataset)
+    out.print(
+        f"   judging stopped at the demo's {DEMO_BUDGET_S:.0f} s budget after {len(partial.per_query)} of "
+        f"{config.limit or len(dataset.queries)} questions (is the machine busy?); finish it with "
+        f"`ragmeter run --resume {run_id}`"
+    )
+    if config.output:  # what was judged, so that the paths printed at the end exist
+        write_outputs(partial, config.output)
+    return partial
 
 
 def _modes_table(results: dict[str, Any]) -> Any:

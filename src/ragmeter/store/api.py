@@ -1,26 +1,22 @@
-"""Reading and writing runs, per-query results, collections and test cases."""
+"""Reading and writing runs: the run row with its record, per-query outputs, and metric values (per query,
+each stored once as its own row). Collections and test cases are in collections.py."""
 
 from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import InputError, RagmeterError
-from ragmeter.models import (
-    Document,
-    EvalConfig,
-    EvalDataset,
-    EvalQuery,
-    EvalRunResult,
-    MetricSummary,
-    QueryEvalResult,
-)
+from ragmeter.models import EvalConfig, EvalRunResult, MetricSummary, QueryEvalResult
 from ragmeter.store import liveness
+from ragmeter.store.collections import ChunkRecord as ChunkRecord
+from ragmeter.store.collections import CollectionStore
 from ragmeter.store.engine import create_engine, public_url, resolve_url, upgrade
+from ragmeter.store.liveness import aware as _aware
+from ragmeter.store.liveness import utcnow
+from ragmeter.store.values import MetricValueStore, metric_rows, metric_values
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -36,31 +32,11 @@ class DuplicateQueryError(RagmeterError):
     """A query of a run was written twice (the store refuses it: each query is evaluated once)."""
 
 
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-def _aware(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-
-
 def new_run_id() -> str:
     return f"{utcnow():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
 
 
-@dataclass
-class ChunkRecord:
-    """A chunk of an ingested document, as the built-in pipeline cut it."""
-
-    chunk_id: str
-    text: str
-    position: int = 0
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-
-class Store:
+class Store(CollectionStore, MetricValueStore):
     """One database (SQLite file or PostgreSQL). Open it with open_store()."""
 
     def __init__(self, engine: Engine) -> None:
@@ -98,6 +74,7 @@ class Store:
         n_dataset_queries: int = 0,
         versions: dict[str, str] | None = None,
         run_id: str | None = None,
+        record: dict[str, Any] | None = None,
     ) -> EvalRunResult:
         from ragmeter.store.schema import RunRow
 
@@ -118,6 +95,7 @@ class Store:
             summary={},
             n_queries=0,
             n_failed=0,
+            record=record,
             **_owner(),
         )
         with self._session() as session, session.begin():
@@ -161,25 +139,28 @@ class Store:
         self._last_beat[run_id] = now
 
     def add_query_result(self, run_id: str, result: QueryEvalResult, *, position: int = 0) -> None:
-        """Write one query's result the moment it is known (its own transaction)."""
+        """Write one query's outputs and its per-query metric values the moment they are known (one
+        transaction). The outputs row holds no metric: each value is its own row, written once."""
         from sqlalchemy import exc, insert
 
-        from ragmeter.store.schema import QueryResultRow
+        from ragmeter.store.schema import MetricValueRow, QueryResultRow
 
-        latency = result.latency_ms.get("total")
         values = {
             "run_id": run_id,
             "query_id": result.query_id,
             "position": position,
             "status": result.status,
             "error": result.error,
-            "latency_ms": latency,
-            "result": result.model_dump(mode="json"),
+            "latency_ms": result.latency_ms.get("total"),
+            "result": result.model_copy(update={"metrics": {}}).model_dump(mode="json"),
             "completed_at": utcnow(),
         }
+        rows = metric_rows(run_id, {result.query_id: result.metrics})
         try:
             with self.engine.begin() as conn:
                 conn.execute(insert(QueryResultRow).values(**values))
+                if rows:
+                    conn.execute(insert(MetricValueRow), rows)
         except exc.IntegrityError as err:
             raise DuplicateQueryError(
                 f"query {result.query_id!r} of run {run_id} is already stored (or the run is gone)"
@@ -197,11 +178,19 @@ class Store:
 
     def delete_failed_results(self, run_id: str) -> int:
         """Forget the failed queries of a run so that a resume evaluates them again."""
-        from sqlalchemy import delete
+        from sqlalchemy import delete, select
 
-        from ragmeter.store.schema import QueryResultRow
+        from ragmeter.store.schema import MetricValueRow, QueryResultRow
 
+        failed = select(QueryResultRow.query_id).where(
+            QueryResultRow.run_id == run_id, QueryResultRow.status == "failed"
+        )
         with self.engine.begin() as conn:
+            conn.execute(
+                delete(MetricValueRow).where(
+                    MetricValueRow.run_id == run_id, MetricValueRow.query_id.in_(failed.scalar_subquery())
+                )
+            )
             res = conn.execute(
                 delete(QueryResultRow).where(
                     QueryResultRow.run_id == run_id, QueryResultRow.status == "failed"
@@ -210,6 +199,8 @@ class Store:
             return int(res.rowcount or 0)
 
     def query_results(self, run_id: str) -> list[QueryEvalResult]:
+        """Outputs with their metric values (rows of metric_values; a run stored before them kept its
+        values inside the outputs row, which are read as they are)."""
         from sqlalchemy import select
 
         from ragmeter.store.schema import QueryResultRow
@@ -220,26 +211,14 @@ class Store:
                 .where(QueryResultRow.run_id == run_id)
                 .order_by(QueryResultRow.position, QueryResultRow.id)
             )
-            return [QueryEvalResult.model_validate(r[0]) for r in rows]
-
-    def update_query_results(self, run_id: str, results: Iterable[QueryEvalResult]) -> None:
-        """Rewrite stored results after run-level metrics (retrieval, semantic) were added to them."""
-        from sqlalchemy import bindparam, update
-
-        from ragmeter.store.schema import QueryResultRow
-
-        params = [
-            {"b_run": run_id, "b_qid": r.query_id, "b_result": r.model_dump(mode="json")} for r in results
+            results = [QueryEvalResult.model_validate(r[0]) for r in rows]
+            metrics = metric_values(conn, run_id)
+        return [
+            r.model_copy(update={"metrics": {**r.metrics, **metrics[r.query_id]}})
+            if r.query_id in metrics
+            else r
+            for r in results
         ]
-        if not params:
-            return
-        stmt = (
-            update(QueryResultRow)
-            .where(QueryResultRow.run_id == bindparam("b_run"), QueryResultRow.query_id == bindparam("b_qid"))
-            .values(result=bindparam("b_result"))
-        )
-        with self.engine.begin() as conn:
-            conn.execute(stmt, params)
 
     def finish_run(
         self,
@@ -326,7 +305,7 @@ class Store:
         (deleting it under the process would kill that run with a misleading error)."""
         from sqlalchemy import delete
 
-        from ragmeter.store.schema import QueryResultRow, RunRow
+        from ragmeter.store.schema import MetricValueRow, QueryResultRow, RunRow
 
         run_id = self.resolve_run_id(run_id)
         if not force:
@@ -340,6 +319,7 @@ class Store:
                         source="runs delete",
                     )
         with self.engine.begin() as conn:
+            conn.execute(delete(MetricValueRow).where(MetricValueRow.run_id == run_id))
             conn.execute(delete(QueryResultRow).where(QueryResultRow.run_id == run_id))
             conn.execute(delete(RunRow).where(RunRow.id == run_id))
         return run_id
@@ -387,259 +367,9 @@ class Store:
             n_queries_without_relevant=int(summary.get("n_queries_without_relevant", 0)),
             error=row.error,
             notes=list(summary.get("notes", [])),
+            usage=summary.get("usage"),
+            record=row.record,
         )
-
-    # ------------------------------------------------------- collections
-
-    def _collection(self, session: Session, name: str, *, create: bool = False) -> Any:
-        from sqlalchemy import select
-
-        from ragmeter.store.schema import Collection
-
-        row = session.scalars(select(Collection).where(Collection.name == name)).first()
-        if row is None:
-            if not create:
-                raise InputError(f"no collection {name!r} in {self.url}", source="--collection")
-            row = Collection(name=name, created_at=utcnow(), meta={})
-            session.add(row)
-            session.flush()
-        return row
-
-    def add_documents(
-        self,
-        collection: str,
-        documents: Sequence[tuple[Document, Sequence[ChunkRecord]]],
-        *,
-        source: str | None = None,
-        replace: bool = True,
-    ) -> tuple[int, int]:
-        """Store documents with their chunks in a collection (created if new).
-
-        A document id already in the collection is replaced (with its chunks) when replace is true,
-        else it is an input error. Returns (documents, chunks) written.
-        """
-        from sqlalchemy import select
-
-        from ragmeter.store.schema import Chunk
-        from ragmeter.store.schema import Document as DocumentRow
-
-        n_docs = n_chunks = 0
-        with self._session() as session, session.begin():
-            coll = self._collection(session, collection, create=True)
-            ids = [d.doc_id for d, _ in documents]
-            existing = {
-                r.doc_id: r
-                for r in session.scalars(
-                    select(DocumentRow).where(
-                        DocumentRow.collection_id == coll.id, DocumentRow.doc_id.in_(ids)
-                    )
-                )
-            }
-            if existing and not replace:
-                raise InputError(f"documents already in {collection!r}: {', '.join(sorted(existing)[:5])}")
-            for row in existing.values():
-                session.delete(row)
-            session.flush()
-            for doc, chunks in documents:
-                drow = DocumentRow(
-                    collection_id=coll.id,
-                    doc_id=doc.doc_id,
-                    title=doc.title,
-                    text=doc.text,
-                    source=source,
-                    meta=dict(doc.metadata),
-                )
-                session.add(drow)
-                session.flush()
-                n_docs += 1
-                for chunk in chunks:
-                    session.add(
-                        Chunk(
-                            collection_id=coll.id,
-                            document_id=drow.id,
-                            chunk_id=chunk.chunk_id,
-                            position=chunk.position,
-                            text=chunk.text,
-                            meta=dict(chunk.metadata),
-                        )
-                    )
-                    n_chunks += 1
-        return n_docs, n_chunks
-
-    def list_collections(self) -> list[dict[str, Any]]:
-        from sqlalchemy import func, select
-
-        from ragmeter.store.schema import Chunk, Collection, TestCase
-        from ragmeter.store.schema import Document as DocumentRow
-
-        out = []
-        with self._session() as session:
-            for coll in session.scalars(select(Collection).order_by(Collection.name)):
-                counts = {}
-                for label, model in (("documents", DocumentRow), ("chunks", Chunk), ("test_cases", TestCase)):
-                    counts[label] = session.scalar(
-                        select(func.count()).select_from(model).where(model.collection_id == coll.id)
-                    )
-                out.append({"name": coll.name, "created_at": _aware(coll.created_at), **counts})
-        return out
-
-    def chunks(self, collection: str) -> list[Document]:
-        """The chunks of a collection as Documents (doc_id = chunk id, metadata.document = source doc)."""
-        from sqlalchemy import select
-
-        from ragmeter.store.schema import Chunk
-        from ragmeter.store.schema import Document as DocumentRow
-
-        with self._session() as session:
-            coll = self._collection(session, collection)
-            rows = session.execute(
-                select(Chunk, DocumentRow.doc_id, DocumentRow.title)
-                .join(DocumentRow, Chunk.document_id == DocumentRow.id)
-                .where(Chunk.collection_id == coll.id)
-                .order_by(Chunk.id)
-            )
-            return [
-                Document(doc_id=c.chunk_id, text=c.text, title=title, metadata={**c.meta, "document": doc_id})
-                for c, doc_id, title in rows
-            ]
-
-    # -------------------------------------------------------- test cases
-
-    def add_test_case(
-        self,
-        collection: str,
-        question: str,
-        *,
-        case_id: str | None = None,
-        ground_truth_answer: str | None = None,
-        relevant_chunks: Sequence[str] = (),
-        source: str = "manual",
-        metadata: dict[str, Any] | None = None,
-    ) -> str:
-        from ragmeter.store.schema import TestCase
-
-        if source not in ("manual", "synthetic"):
-            raise InputError(f"test case source must be manual or synthetic, not {source!r}", source="source")
-        if not question.strip():
-            raise InputError("a test case needs a non-empty question", source="question")
-        with self._session() as session, session.begin():
-            coll = self._collection(session, collection)
-            case = TestCase(
-                collection_id=coll.id,
-                case_id=case_id or f"tc-{uuid.uuid4().hex[:8]}",
-                question=question,
-                source=source,
-                ground_truth_answer=ground_truth_answer,
-                meta=dict(metadata or {}),
-                created_at=utcnow(),
-            )
-            case.relevant_chunks = self._chunk_rows(session, coll.id, collection, relevant_chunks)
-            session.add(case)
-            try:
-                session.flush()
-            except Exception as exc:
-                from sqlalchemy import exc as sa_exc
-
-                if isinstance(exc, sa_exc.IntegrityError):
-                    raise InputError(
-                        f"test case {case.case_id!r} already exists in {collection!r}", source="--id"
-                    ) from exc
-                raise
-            return case.case_id
-
-    def _chunk_rows(self, session: Session, coll_id: int, collection: str, ids: Sequence[str]) -> list[Any]:
-        from sqlalchemy import select
-
-        from ragmeter.store.schema import Chunk
-
-        if not ids:
-            return []
-        rows = {
-            c.chunk_id: c
-            for c in session.scalars(
-                select(Chunk).where(Chunk.collection_id == coll_id, Chunk.chunk_id.in_(list(ids)))
-            )
-        }
-        missing = [i for i in ids if i not in rows]
-        if missing:
-            raise InputError(f"no chunk {missing[0]!r} in collection {collection!r}", source="--chunk")
-        return [rows[i] for i in dict.fromkeys(ids)]
-
-    def set_ground_truth(
-        self,
-        collection: str,
-        case_id: str,
-        *,
-        answer: str | None = None,
-        relevant_chunks: Sequence[str] | None = None,
-        add_chunks: Sequence[str] = (),
-    ) -> EvalQuery:
-        """Set a test case's ground-truth answer and/or relevant chunks (replace, or add to them)."""
-        from sqlalchemy import select
-
-        from ragmeter.store.schema import TestCase
-
-        with self._session() as session, session.begin():
-            coll = self._collection(session, collection)
-            case = session.scalars(
-                select(TestCase).where(TestCase.collection_id == coll.id, TestCase.case_id == case_id)
-            ).first()
-            if case is None:
-                raise InputError(f"no test case {case_id!r} in collection {collection!r}", source="test case")
-            if answer is not None:
-                case.ground_truth_answer = answer
-            if relevant_chunks is not None:
-                case.relevant_chunks = self._chunk_rows(session, coll.id, collection, relevant_chunks)
-            if add_chunks:
-                have = {c.chunk_id for c in case.relevant_chunks}
-                extra = [c for c in add_chunks if c not in have]
-                case.relevant_chunks = [
-                    *case.relevant_chunks,
-                    *self._chunk_rows(session, coll.id, collection, extra),
-                ]
-            session.flush()
-            return _case_to_query(case)
-
-    def test_cases(self, collection: str) -> list[EvalQuery]:
-        from sqlalchemy import select
-        from sqlalchemy.orm import selectinload
-
-        from ragmeter.store.schema import TestCase
-
-        with self._session() as session:
-            coll = self._collection(session, collection)
-            cases = session.scalars(
-                select(TestCase)
-                .where(TestCase.collection_id == coll.id)
-                .options(selectinload(TestCase.relevant_chunks))
-                .order_by(TestCase.id)
-            )
-            return [_case_to_query(c) for c in cases]
-
-    def dataset(self, collection: str) -> EvalDataset:
-        """A collection's test cases with its chunks as the corpus: something `ragmeter run` can evaluate."""
-        queries = self.test_cases(collection)
-        if not queries:
-            raise InputError(
-                f"collection {collection!r} has no test cases; add some with `ragmeter testcases add`",
-                source="--dataset",
-            )
-        return EvalDataset(
-            name=f"store:{collection}",
-            queries=queries,
-            corpus=self.chunks(collection),
-            metadata={"store": self.url, "collection": collection},
-        )
-
-
-def _case_to_query(case: Any) -> EvalQuery:
-    return EvalQuery(
-        query_id=case.case_id,
-        question=case.question,
-        ground_truth_answer=case.ground_truth_answer,
-        relevant_doc_ids=[c.chunk_id for c in sorted(case.relevant_chunks, key=lambda c: c.id)],
-        metadata={**case.meta, "source": case.source},
-    )
 
 
 def _owner() -> dict[str, Any]:

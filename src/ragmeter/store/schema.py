@@ -121,6 +121,8 @@ class RunRow(Base):
     n_queries: Mapped[int] = mapped_column(Integer, default=0)
     n_failed: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # The run record (ragmeter.run.record.RunRecord): what rebuilds the run. None for runs stored before 0002.
+    record: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
 
 class QueryResultRow(Base):
@@ -140,3 +142,23 @@ class QueryResultRow(Base):
     latency_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
     result: Mapped[dict[str, Any]] = mapped_column(JSON)
     completed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class MetricValueRow(Base):
+    """One metric value of one query of a run, stored once (per-query metrics as the query completes,
+    run-level ones when the run is scored; a rescore replaces the rows it recomputes)."""
+
+    __tablename__ = "metric_values"
+    __table_args__ = (
+        UniqueConstraint("run_id", "query_id", "name", name="uq_metric_values_run_query_name"),
+        Index("ix_metric_values_run_name", "run_id", "name"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    query_id: Mapped[str] = mapped_column(String(500))
+    name: Mapped[str] = mapped_column(String(200))
+    value: Mapped[float | None] = mapped_column(Float, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    version: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    details: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)

@@ -1,0 +1,33 @@
+"""`ragmeter rescore RUN`: recompute or add metrics on a stored run without calling its system."""
+
+from __future__ import annotations
+
+import click
+
+from ragmeter.cli.options import db_option, echo_json, format_option, open_db, print_run
+
+
+@click.command("rescore")
+@click.argument("run_id", metavar="RUN")
+@click.option(
+    "--metrics", metavar="NAME,...", help="Only these metrics (default: every non-LLM metric of the run)."
+)
+@click.option(
+    "--judge", metavar="MODEL", help="Judge LLM for judge metrics (adds them to a run made without one)."
+)
+@format_option("table", "json")
+@db_option
+def rescore_command(run_id: str, metrics: str | None, judge: str | None, fmt: str, db: str | None) -> None:
+    """Recompute metrics of a stored run from its stored outputs (its system is not called)."""
+    from ragmeter.score.rescore import rescore
+
+    names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
+    store = open_db(db)
+    try:
+        result = rescore(run_id, store=store, metrics=names, judge=judge)
+    finally:
+        store.close()
+    if fmt == "json":
+        echo_json(result.model_dump(mode="json"))
+    else:
+        print_run(result)

@@ -1,0 +1,245 @@
+"""`run_evaluation` / `arun_evaluation`: validate, store the run record, evaluate the pending queries on an
+executor (each result stored as it completes), then score the stored outputs and finish the run."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from ragmeter.models import EvalConfig, EvalDataset, EvalRunResult, QueryEvalResult
+from ragmeter.run.prepare import Prepared, validate
+
+if TYPE_CHECKING:
+    from ragmeter.store import Store
+
+
+@dataclass
+class RunOptions:
+    """What a run needs beyond its EvalConfig (objects, not settings)."""
+
+    store: Store | str | bool | None = None  # a Store, a URL, None = default store, False = no store
+    resume: str | None = None  # run id to resume
+    retry_failed: bool = False  # on resume, evaluate failed queries again
+    progress: bool = True
+    name: str = ""
+    llm: Any = None  # judge client (else built from config.judge_model)
+    generator_llm: Any = None  # passed to build_system for generation
+    system_options: dict[str, Any] = field(default_factory=dict)  # build_system keywords (recorded)
+    executor: Any = None  # an Executor (ragmeter.run.executor); default: LocalExecutor
+
+
+def package_versions() -> dict[str, str]:
+    import platform
+    from importlib import metadata
+
+    import ragmeter
+
+    out = {"ragmeter": ragmeter.__version__}
+    for dist in ("numpy", "pydantic", "sqlalchemy", "sentence-transformers", "torch", "openai", "bm25s"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    out["python"] = platform.python_version()
+    return out
+
+
+def _open_store(spec: Store | str | bool | None) -> Store | None:
+    if spec is False:
+        return None
+    from ragmeter.store import Store, open_store
+
+    if isinstance(spec, Store):
+        return spec
+    return open_store(spec if isinstance(spec, str) else None)
+
+
+def run_evaluation(
+    dataset: EvalDataset | str | None, system: Any, config: EvalConfig | None = None, **options: Any
+) -> EvalRunResult:
+    """Evaluate `system` on `dataset` (sync wrapper of arun_evaluation; options as RunOptions)."""
+    return asyncio.run(arun_evaluation(dataset, system, config, **options))
+
+
+async def arun_evaluation(
+    dataset: EvalDataset | str | None, system: Any, config: EvalConfig | None = None, **options: Any
+) -> EvalRunResult:
+    """Evaluate `system` on `dataset` with `config`; returns the finished run with per-query results.
+
+    `system` is a System, a spec string for build_system, a callable fn(question, k), or None on resume
+    (rebuilt from the run record). With RunOptions.resume the stored run is completed: queries already
+    stored are skipped, so each query ends up evaluated exactly once. The whole invocation is validated
+    (`ragmeter.run.validate`) before anything is stored.
+    """
+    opts = RunOptions(**options)
+    store = _open_store(opts.store)
+    owned = store is not None and store is not opts.store
+    try:
+        prepared = validate(
+            dataset,
+            system,
+            config,
+            store=store,
+            resume=opts.resume,
+            llm=opts.llm,
+            generator_llm=opts.generator_llm,
+            system_options=opts.system_options,
+        )
+        return await _Run(store, opts, prepared).run()
+    finally:
+        if owned and store is not None:
+            store.close()
+
+
+class _Run:
+    def __init__(self, store: Store | None, opts: RunOptions, prepared: Prepared) -> None:
+        self.store, self.opts, self.p = store, opts, prepared
+        self.run_id: str | None = None
+        self.results: dict[str, QueryEvalResult] = {}
+
+    def _start(self) -> datetime:
+        p, store = self.p, self.store
+        if p.resumed is not None:
+            assert store is not None and p.resumed.run_id is not None
+            self.run_id = p.resumed.run_id
+            header = store.claim_run(self.run_id)
+            if self.opts.retry_failed:
+                store.delete_failed_results(self.run_id)
+            self.results = {r.query_id: r for r in store.query_results(self.run_id)}
+            return header.started_at or datetime.now(UTC)
+        if store is None:
+            return datetime.now(UTC)
+        header = store.create_run(
+            p.config,
+            name=self.opts.name,
+            dataset_name=p.dataset.name,
+            dataset_hash=p.dataset_hash,
+            n_dataset_queries=len(p.queries),
+            versions=package_versions(),
+            record=p.record.dump(),
+        )
+        self.run_id = header.run_id
+        return header.started_at or datetime.now(UTC)
+
+    async def run(self) -> EvalRunResult:
+        started = self._start()
+        try:
+            pending = [(i, q) for i, q in enumerate(self.p.queries) if q.query_id not in self.results]
+            await self._execute(pending)
+            return await self._finish(started)
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            self._mark_failed("interrupted (Ctrl-C / cancelled)")
+            raise
+        except BaseException as exc:
+            self._mark_failed(f"{type(exc).__name__}: {exc}")
+            raise
+
+    def _mark_failed(self, why: str) -> None:
+        if self.store is not None and self.run_id is not None:
+            with contextlib.suppress(Exception):  # the store itself may be what failed
+                self.store.fail_run(
+                    self.run_id, f"{why}; resume it with `ragmeter run --resume {self.run_id}`"
+                )
+
+    async def _execute(self, pending: list[tuple[int, Any]]) -> None:
+        if not pending:
+            return
+        from ragmeter.run.executor import LocalExecutor
+        from ragmeter.run.progress import Progress
+
+        executor = self.opts.executor or LocalExecutor(
+            self.p.dataset, system=self.p.system, judge=self.opts.llm, generator=self.opts.generator_llm
+        )
+        n_failed = sum(r.status == "failed" for r in self.results.values())
+        progress = Progress(len(self.p.queries), len(self.results), n_failed, enabled=self.opts.progress)
+
+        def on_result(position: int, result: QueryEvalResult) -> None:
+            if self.store is not None and self.run_id is not None:
+                self.store.add_query_result(self.run_id, result, position=position)
+            self.results[result.query_id] = result
+            progress.advance(failed=result.status == "failed")
+
+        heartbeat = asyncio.create_task(self._heartbeat())
+        try:
+            with progress:
+                await executor.execute(self.p.record, pending, on_result)
+        finally:
+            heartbeat.cancel()
+
+    async def _heartbeat(self) -> None:
+        # Keeps the run visibly alive while slow queries are in flight and no result is written.
+        while self.store is not None and self.run_id is not None:
+            await asyncio.sleep(30)
+            self.store.heartbeat(self.run_id, force=True)
+
+    async def _finish(self, started: datetime) -> EvalRunResult:
+        from ragmeter.score.finish import score_run
+        from ragmeter.score.writers import write_outputs
+
+        p = self.p
+        results = [self.results[q.query_id] for q in p.queries if q.query_id in self.results]
+        models = {
+            "judge": p.record.judge.spec if p.record.judge else None,
+            "generator": p.record.generator.spec if p.record.generator else None,
+        }
+        scored = await score_run(
+            p.plan,
+            p.queries,
+            results,
+            relevance_level=p.config.relevance_level,
+            seed=p.config.seed,
+            evaluate_generation=p.config.evaluate_generation,
+            models=models,
+        )
+        versions = {**package_versions(), **judge_versions(p)}
+        result = EvalRunResult(
+            run_id=self.run_id,
+            name=p.resumed.name if p.resumed is not None else self.opts.name,
+            status="completed",
+            config=p.config,
+            dataset_hash=p.dataset_hash,
+            versions=versions,
+            started_at=started,
+            completed_at=datetime.now(UTC),
+            aggregate=scored.aggregate,
+            per_query=scored.per_query,
+            n_queries=len(scored.per_query),
+            n_failed=scored.n_failed,
+            n_queries_without_relevant=scored.n_without_relevant,
+            notes=scored.notes,
+            usage=scored.usage,
+            record=p.record.dump(),
+        )
+        if self.store is not None and self.run_id is not None:
+            self.store.put_metric_values(self.run_id, scored.run_level)
+            self.store.finish_run(
+                self.run_id,
+                status="completed",
+                aggregate=scored.aggregate,
+                n_queries=result.n_queries,
+                n_failed=result.n_failed,
+                summary=scored.summary,
+                versions=versions,
+            )
+        if p.config.output:
+            write_outputs(result, p.config.output)
+        return result
+
+
+def judge_versions(p: Prepared) -> dict[str, str]:
+    """Prompt version of each judge of the run, and the judge's public spec (model, parameters)."""
+    if not p.plan.judges:
+        return {}
+    from ragmeter.judges import prompt_versions
+
+    out = {f"prompt.{name}": version for name, version in prompt_versions(list(p.plan.judges)).items()}
+    if p.record.judge is not None:
+        out["judge"] = json.dumps(p.record.judge.public or {"spec": p.record.judge.spec}, sort_keys=True)
+    return out
+
+
+__all__ = ["RunOptions", "arun_evaluation", "package_versions", "run_evaluation"]

@@ -1,0 +1,115 @@
+"""The work of one query: outputs (retrieved docs with ids, scores and texts, the answer, latency per stage,
+LLM usage), then the per-query scorers (lexical, judges, user metrics).
+
+A `QueryWorker` is built FROM THE RUN RECORD (`QueryWorker.build`), so that any executor can make one
+wherever it runs; run-level metrics are computed later from the stored outputs (ragmeter.score).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Any
+
+from ragmeter.models import EvalDataset, EvalQuery, QueryEvalResult, RetrievedDoc
+from ragmeter.run.meter import MeteredLLM, query_usage
+from ragmeter.run.record import RunRecord
+from ragmeter.run.systems import SystemAdapter, build_system, make_llm
+from ragmeter.score.plan import MetricPlan, plan_metrics
+from ragmeter.score.query import error_text, score_query
+
+
+def record_plan(record: RunRecord, *, judged: bool) -> MetricPlan:
+    return plan_metrics(
+        record.metrics, record.cutoffs, evaluate_generation=record.evaluate_generation, judged=judged
+    )
+
+
+class QueryWorker:
+    """Evaluates queries with one system and (optionally) one judge, as the record says."""
+
+    def __init__(self, record: RunRecord, system: SystemAdapter, judge: Any = None) -> None:
+        self.record = record
+        self.system = system
+        self.judge = MeteredLLM(judge, "judge") if judge is not None else None
+        self.plan = record_plan(record, judged=judge is not None)
+        self._owned: list[Any] = []
+
+    @classmethod
+    def build(
+        cls,
+        record: RunRecord,
+        dataset: EvalDataset,
+        *,
+        system: Any = None,
+        judge: Any = None,
+        generator: Any = None,
+    ) -> QueryWorker:
+        """A worker for `record`: the system rebuilt from it (or the in-process `system` whose fingerprint
+        matched), the judge and generator made from their recorded specs unless clients are given."""
+        owned: list[Any] = []
+        if judge is None and record.judge is not None:
+            judge = make_llm(record.judge, record)
+            owned.append(judge)
+        if system is None:
+            if generator is None and record.generator is not None and record.evaluate_generation:
+                generator = make_llm(record.generator, record)
+                owned.append(generator)
+            metered = MeteredLLM(generator, "generator") if generator is not None else None
+            adapter = build_system(record.system, dataset, metered)
+        else:
+            adapter = SystemAdapter(system)
+        worker = cls(record, adapter, judge)
+        worker._owned = owned
+        return worker
+
+    async def aclose(self) -> None:
+        for client in self._owned:
+            close = getattr(client, "aclose", None)
+            if close is not None:
+                with contextlib.suppress(Exception):  # closing must never hide the run's outcome
+                    await close()
+
+    async def evaluate(self, query: EvalQuery) -> QueryEvalResult:
+        with query_usage() as usage:
+            result = await self._evaluate(query)
+        return result.model_copy(update={"usage": usage}) if usage else result
+
+    async def _evaluate(self, query: EvalQuery) -> QueryEvalResult:
+        record = self.record
+        latency: dict[str, float] = {}
+        t_start = time.perf_counter()
+        result = QueryEvalResult(
+            query_id=query.query_id, question=query.question, ground_truth_answer=query.ground_truth_answer
+        )
+
+        def failed(reason: str) -> QueryEvalResult:
+            latency["total"] = (time.perf_counter() - t_start) * 1000
+            return result.model_copy(update={"status": "failed", "error": reason, "latency_ms": latency})
+
+        k = max(record.cutoffs or [10])
+        # a query may name docs it must not retrieve (citation prediction: the paper itself)
+        excluded = set(query.metadata.get("exclude_doc_ids") or ())
+        try:
+            t = time.perf_counter()
+            hits = await self.system.retrieve(query.question, k + len(excluded))
+            hits = [h for h in hits if h.doc_id not in excluded][:k]
+            latency["retrieve"] = (time.perf_counter() - t) * 1000
+        except Exception as exc:
+            return failed(error_text("retrieve", exc))
+        result.retrieved = [
+            RetrievedDoc(doc_id=h.doc_id, score=h.score, rank=i, text=h.text) for i, h in enumerate(hits, 1)
+        ]
+        if record.evaluate_generation:
+            try:
+                t = time.perf_counter()
+                result.answer = await self.system.answer(query.question, list(hits[: record.context_k]))
+                latency["generate"] = (time.perf_counter() - t) * 1000
+            except Exception as exc:
+                return failed(error_text("generate", exc))
+        result.metrics = await score_query(
+            self.plan, query, result, context_k=record.context_k, judge=self.judge, latency=latency
+        )
+        latency["total"] = (time.perf_counter() - t_start) * 1000
+        result.latency_ms = latency
+        return result

@@ -1,0 +1,219 @@
+"""Checking a whole invocation before anything is stored or any system or model is called.
+
+`validate` resolves the dataset, checks its structure, the metric names (registry), cut-offs, the judge and
+generator specs, the system reference and, on resume, that the recorded system can be rebuilt; it returns
+the `Prepared` run (config, dataset, sampled queries, record, metric plan). An invalid invocation raises
+one InputError naming the flag, file or field, and leaves no run row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ragmeter.errors import InputError
+from ragmeter.models import EvalConfig, EvalDataset, EvalQuery, EvalRunResult
+from ragmeter.run.record import CONTEXT_K, DatasetRef, RunRecord, llm_ref, redact_spec, system_ref
+from ragmeter.score.plan import MetricPlan, plan_metrics
+
+if TYPE_CHECKING:
+    from ragmeter.store import Store
+
+
+@dataclass
+class Prepared:
+    config: EvalConfig  # as stored: LLM specs without credentials
+    dataset: EvalDataset
+    queries: list[EvalQuery]
+    dataset_hash: str
+    record: RunRecord
+    plan: MetricPlan
+    system: Any = None  # an in-process system (else the record's is built by the executor)
+    resumed: EvalRunResult | None = None  # the stored header of the run being resumed
+
+
+def dataset_hash(dataset: EvalDataset) -> str:
+    digest = hashlib.sha256()
+    digest.update(dataset.model_dump_json(exclude={"description", "metadata"}).encode())
+    return "sha256:" + digest.hexdigest()
+
+
+def sample_queries(dataset: EvalDataset, limit: int | None, seed: int) -> list[EvalQuery]:
+    """The queries of a run: all of them, or `limit` drawn with `seed` (kept in dataset order)."""
+    queries = list(dataset.queries)
+    if limit is None or limit >= len(queries):
+        return queries
+    if limit < 1:
+        raise InputError(f"limit must be at least 1, not {limit}", source="--limit")
+    keep = set(random.Random(seed).sample(range(len(queries)), limit))
+    return [q for i, q in enumerate(queries) if i in keep]
+
+
+def validate(
+    dataset: EvalDataset | str | None,
+    system: Any,
+    config: EvalConfig | None = None,
+    *,
+    store: Store | None = None,
+    resume: str | None = None,
+    llm: Any = None,
+    generator_llm: Any = None,
+    system_options: Mapping[str, Any] | None = None,
+    fail_under: Sequence[str] = (),
+) -> Prepared:
+    """The run that `arun_evaluation` would make, checked; raises InputError on the first problem."""
+    import ragmeter.metrics as rm
+
+    stored: EvalRunResult | None = None
+    if resume:
+        if store is None:
+            raise InputError("resuming a run needs the store", source="--resume")
+        stored = store.get_run(resume, with_queries=False)
+        config = stored.config
+    config = config or EvalConfig()
+    if isinstance(dataset, EvalDataset):
+        data = dataset
+    else:
+        from ragmeter.run.systems import resolve_dataset
+
+        data = resolve_dataset(dataset or config.dataset, seed=config.seed, store=store)
+        if dataset and dataset != config.dataset:
+            config = config.model_copy(update={"dataset": dataset})
+    if stored is None and isinstance(system, str) and system != config.system:
+        config = config.model_copy(update={"system": system})
+    plan = plan_metrics(
+        config.metrics,
+        config.retrieval_top_k,
+        evaluate_generation=config.evaluate_generation,
+        judged=config.use_llm_judge,
+        semantic=config.extra.get("semantic") is not False,
+    )
+    rm.check(fail_under, source="--fail-under")
+    context_k = int(config.extra.get("context_k", CONTEXT_K))
+    if context_k < 1:
+        raise InputError(f"context_k must be at least 1, not {context_k}", source="extra.context_k")
+    publics = _check_llms(config, llm, generator_llm)
+    queries = sample_queries(data, config.limit, config.seed)
+    if not queries:
+        raise InputError("the dataset has no queries", source=config.dataset)
+    ds_hash = dataset_hash(data)
+    if stored is not None:
+        record = _resume_record(stored, system, ds_hash)
+    else:
+        record = _new_record(config, data, system, system_options or {}, ds_hash, len(queries), llm, publics)
+    if record.system.kind == "object" and (system is None or isinstance(system, str)):
+        from ragmeter.run.systems import build_system
+
+        build_system(record.system, data)  # raises: an object cannot be rebuilt here
+    if record.system.kind != "object":
+        from ragmeter.run.systems import check_system
+
+        check_system(record.system, data, source="--resume" if stored is not None else "--system")
+    stored_config = config.model_copy(
+        update={
+            "judge_model": redact_spec(config.judge_model),
+            "generator_model": redact_spec(config.generator_model),
+        }
+    )
+    in_process = system if system is not None and not isinstance(system, str) else None
+    return Prepared(stored_config, data, queries, ds_hash, record, plan, in_process, stored)
+
+
+def _check_llms(config: EvalConfig, llm: Any, generator_llm: Any) -> dict[str, dict[str, Any] | None]:
+    """Parse the judge and generator specs; their public descriptions (None where a client was given)."""
+    from ragmeter.run.systems import check_llm_spec
+
+    out: dict[str, dict[str, Any] | None] = {"judge": None, "generator": None}
+    if config.use_llm_judge and llm is None:
+        if not config.judge_model:
+            raise InputError(
+                "LLM judging is on but no judge model is set: give --judge MODEL", source="--judge"
+            )
+        out["judge"] = check_llm_spec(config.judge_model, source="--judge")
+    if config.evaluate_generation and config.generator_model and generator_llm is None:
+        out["generator"] = check_llm_spec(config.generator_model, source="--generator")
+    return out
+
+
+def _new_record(
+    config: EvalConfig,
+    data: EvalDataset,
+    system: Any,
+    options: Mapping[str, Any],
+    ds_hash: str,
+    n_queries: int,
+    llm: Any,
+    publics: Mapping[str, Mapping[str, Any] | None] | None = None,
+) -> RunRecord:
+    import ragmeter.metrics as rm
+
+    judged = config.use_llm_judge
+    return RunRecord(
+        system=system_ref(
+            system, spec=config.system, mode=config.mode, namespace=config.namespace, options=options
+        ),
+        dataset=DatasetRef(
+            name=data.name, source=config.dataset, hash=ds_hash, n_queries=n_queries, limit=config.limit
+        ),
+        metrics=rm.check(config.metrics) if config.metrics else None,
+        cutoffs=sorted(set(config.retrieval_top_k or [10])),
+        relevance_level=config.relevance_level,
+        seed=config.seed,
+        evaluate_generation=config.evaluate_generation,
+        context_k=int(config.extra.get("context_k", CONTEXT_K)),
+        judge=llm_ref(config.judge_model, llm, (publics or {}).get("judge")) if judged else None,
+        generator=llm_ref(config.generator_model, None, (publics or {}).get("generator"))
+        if config.evaluate_generation
+        else None,
+        concurrency=config.concurrency,
+        cache=config.cache,
+    )
+
+
+def legacy_record(stored: EvalRunResult) -> RunRecord:
+    """The record of a run stored before records existed: its config, and the experiment's pipeline
+    options that `ragmeter experiment` kept in config.extra["system_options"]."""
+    c = stored.config
+    options = c.extra.get("system_options") if c.system == "builtin" else None
+    data = EvalDataset(name=c.dataset, queries=[])
+    return _new_record(c, data, None, dict(options or {}), stored.dataset_hash or "", 0, None)
+
+
+def _resume_record(stored: EvalRunResult, system: Any, ds_hash: str) -> RunRecord:
+    from ragmeter.run.record import object_fingerprint
+
+    run_id = stored.run_id
+    record = RunRecord.model_validate(stored.record) if stored.record else legacy_record(stored)
+    if stored.dataset_hash and stored.dataset_hash != ds_hash:
+        raise InputError(
+            f"the dataset changed since run {run_id} started ({stored.dataset_hash[:19]}... "
+            f"now {ds_hash[:19]}...): resuming would mix two datasets",
+            source="--resume",
+        )
+    for role, llm in (("judge", record.judge), ("generator", record.generator)):
+        if llm is not None and llm.credentials_removed:
+            raise InputError(
+                f"the {role} URL of run {run_id} held credentials, which are not stored: it cannot be resumed "
+                "(give keys through the environment, not the URL)",
+                source="--resume",
+            )
+    ref = record.system
+    if isinstance(system, str) and system != ref.spec:
+        raise InputError(f"run {run_id} evaluated {ref.spec!r}, not {system!r}", source="--resume")
+    if system is not None and not isinstance(system, str):
+        if ref.kind != "object":
+            raise InputError(
+                f"run {run_id} evaluated {ref.spec!r}, which resume rebuilds from its record: pass system=None",
+                source="--resume",
+            )
+        qualname, fingerprint = object_fingerprint(system)
+        if fingerprint != ref.fingerprint:
+            raise InputError(
+                f"the system passed ({qualname}) is not the one run {run_id} evaluated ({ref.spec}): "
+                "its fingerprint differs",
+                source="--resume",
+            )
+    return record

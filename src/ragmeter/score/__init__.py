@@ -1,0 +1,33 @@
+"""Scoring of stored outputs: per-query scorers, run-level metrics (IR engine, SBERT batch, total_score),
+aggregates with in-range intervals, latency percentiles, usage, writers (JSON, CSV); `rescore` of a stored
+run is ragmeter.score.rescore.rescore."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY = {
+    "MetricPlan": "ragmeter.score.plan",
+    "plan_metrics": "ragmeter.score.plan",
+    "score_query": "ragmeter.score.query",
+    "score_run": "ragmeter.score.finish",
+    "Scored": "ragmeter.score.finish",
+    "aggregate_metrics": "ragmeter.score.aggregate",
+    "run_usage": "ragmeter.score.usage",
+    "write_json": "ragmeter.score.writers",
+    "write_csv": "ragmeter.score.writers",
+    "read_run_json": "ragmeter.score.writers",
+    "csv_path_for": "ragmeter.score.writers",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ragmeter.score' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

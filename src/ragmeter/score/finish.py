@@ -1,0 +1,87 @@
+"""From stored outputs to a scored run: run-level metrics, aggregates, notes, the grade summary, usage.
+
+`score_run` reads the per-query results (outputs plus the per-query metrics computed as each query
+completed) and returns what the end of a run adds, without changing its inputs: the run-level values to
+store once as their own rows, and the merged per-query results with their aggregates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragmeter.models import EvalQuery, MetricSummary, QueryEvalResult
+from ragmeter.score.plan import MetricPlan
+from ragmeter.score.query import merge_metrics
+from ragmeter.score.runlevel import (
+    RunLevel,
+    Values,
+    grades_of,
+    retrieval_scores,
+    semantic_scores,
+    total_scores,
+)
+
+
+@dataclass
+class Scored:
+    per_query: list[QueryEvalResult]
+    run_level: Values  # {query id: {metric: value}} computed now: stored once, as their own rows
+    aggregate: dict[str, MetricSummary]
+    notes: list[str] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+    usage: dict[str, Any] | None = None
+    n_failed: int = 0
+    n_without_relevant: int = 0
+
+
+async def score_run(
+    plan: MetricPlan,
+    queries: Sequence[EvalQuery],
+    results: Sequence[QueryEvalResult],
+    *,
+    relevance_level: int = 1,
+    seed: int = 0,
+    evaluate_generation: bool = True,
+    models: Mapping[str, str | None] | None = None,
+) -> Scored:
+    """Run-level metrics of `results` (in the order of `queries`), then aggregates and notes."""
+    from ragmeter.score.aggregate import aggregate_metrics
+    from ragmeter.score.usage import run_usage
+
+    by_id = {q.query_id: q for q in queries}
+    level = RunLevel()
+    retrieval_scores(results, by_id, plan.retrieval, relevance_level=relevance_level, out=level)
+    if plan.total_score:
+        total_scores(results, grades_of(results), out=level)
+    if plan.semantic:
+        await asyncio.to_thread(semantic_scores, results, by_id, out=level)
+    per_query = [merge_metrics(r, level.values.get(r.query_id, {})) for r in results]
+    n_failed = sum(r.status == "failed" for r in per_query)
+    notes = list(level.notes)
+    answered = [r for r in per_query if r.status == "ok"]
+    if evaluate_generation and answered and all(r.answer is None for r in answered):
+        notes.append(
+            "the system returned no answers, so no answer metrics: give the built-in pipeline an LLM "
+            "with --generator MODEL, or run with --no-generation"
+        )
+    if n_failed:
+        notes.append(f"{n_failed} of {len(per_query)} queries failed; they are left out of every average")
+    summary: dict[str, Any] = {"n_queries_without_relevant": level.n_without_relevant, "notes": notes}
+    if level.grades:
+        summary["retrieval_grades"] = level.grades
+    usage = run_usage(per_query, dict(models or {}))
+    if usage is not None:
+        summary["usage"] = usage
+    return Scored(
+        per_query=per_query,
+        run_level=level.values,
+        aggregate=aggregate_metrics(per_query, seed=seed),
+        notes=notes,
+        summary=summary,
+        usage=usage,
+        n_failed=n_failed,
+        n_without_relevant=level.n_without_relevant,
+    )
