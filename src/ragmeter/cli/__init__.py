@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "judge-server": "ragmeter.cli.judge_server:judge_server",
     "run": "ragmeter.cli.run:run_command",
     "runs": "ragmeter.cli.runs:runs",
+    "rescore": "ragmeter.cli.rescore:rescore_command",
     "ingest": "ragmeter.cli.ingest:ingest_command",
     "testcases": "ragmeter.cli.ingest:testcases",
     "demo": "ragmeter.cli.demo:demo_command",
