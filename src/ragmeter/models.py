@@ -167,7 +167,17 @@ class EvalConfig(BaseModel):
     limit: int | None = None
     output: str | None = None
     relevance_level: int = 1
+    # Where the queries run: "local" (asyncio in this process) or "ray" / "ray:ADDRESS" (docs/scale-out.md).
+    executor: str = "local"
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("executor")
+    @classmethod
+    def _known_executor(cls, v: str) -> str:
+        from ragmeter.distributed.cluster import parse_executor
+
+        kind, address = parse_executor(v)
+        return kind if address is None else f"{kind}:{address}"
 
     @field_validator("retrieval_top_k")
     @classmethod

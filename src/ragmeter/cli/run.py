@@ -72,7 +72,12 @@ def _top_k(value: str | None) -> list[int] | None:
 )
 @click.option("--limit", type=int, help="Evaluate N queries sampled with --seed.")
 @click.option("--seed", type=int, help="Seed of sampling and every non-LLM number (default 42).")
-@click.option("--concurrency", type=int, help="Queries in flight at once (default 16).")
+@click.option("--concurrency", type=int, help="Queries in flight at once (default 16; per worker on Ray).")
+@click.option(
+    "--executor",
+    metavar="local|ray[:ADDRESS]",
+    help="Where queries run: here (default) or on Ray workers (docs/scale-out.md); also with --resume.",
+)
 @click.option("--output", "-o", metavar="FILE.json", help="Where the JSON goes (CSV beside it).")
 @click.option(
     "--csv-raw", is_flag=True, help="CSV cells as they are (no ' before = + - @; docs/security.md)."
@@ -131,6 +136,7 @@ def run_command(
     limit: int | None,
     seed: int | None,
     concurrency: int | None,
+    executor: str | None,
     output: str | None,
     csv_raw: bool,
     name: str,
@@ -175,6 +181,10 @@ def run_command(
         require_mlflow()  # before anything runs or is stored
     if concurrency is not None and concurrency < 1:
         raise InputError("must be at least 1", source="--concurrency")
+    if executor is not None:
+        from ragmeter.distributed.cluster import parse_executor
+
+        parse_executor(executor)
     target = output or str(default_output(None))
     for path in (target, csv_path_for(target)):  # an unwritable output fails before anything is stored
         check_output_path(path, source="--output")
@@ -206,7 +216,14 @@ def run_command(
             None, None, None, store=store, resume=resume, system_options={}, thresholds=thresholds
         )
         result = run_evaluation(
-            None, None, None, store=store, resume=resume, retry_failed=retry_failed, progress=progress
+            None,
+            None,
+            None,
+            store=store,
+            resume=resume,
+            retry_failed=retry_failed,
+            progress=progress,
+            executor=executor,
         )
     else:
         if generate:
@@ -224,6 +241,7 @@ def run_command(
             "limit": limit,
             "seed": seed,
             "concurrency": concurrency,
+            "executor": executor,
             "output": output,
             "generator_model": generator,
         }

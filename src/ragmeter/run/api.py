@@ -29,7 +29,8 @@ class RunOptions:
     llm: Any = None  # judge client (else built from config.judge_model)
     generator_llm: Any = None  # passed to build_system for generation
     system_options: dict[str, Any] = field(default_factory=dict)  # build_system keywords (recorded)
-    executor: Any = None  # an Executor (ragmeter.run.executor); default: LocalExecutor
+    # An Executor object, or a spec ("local", "ray", "ray:ADDRESS"); default: the config's executor
+    executor: Any = None
 
 
 def package_versions() -> dict[str, str]:
@@ -151,9 +152,16 @@ class _Run:
         from ragmeter.run.executor import LocalExecutor
         from ragmeter.run.progress import Progress
 
-        executor = self.opts.executor or LocalExecutor(
-            self.p.dataset, system=self.p.system, judge=self.opts.llm, generator=self.opts.generator_llm
-        )
+        executor = self.opts.executor
+        if executor is None or isinstance(executor, str):  # a spec: this call's, else the run's own
+            from ragmeter.distributed.executor import executor_from_spec
+
+            spec = executor if isinstance(executor, str) else self.p.config.executor
+            executor = executor_from_spec(spec, self.p.dataset) if self.p.system is None else None
+        if executor is None:
+            executor = LocalExecutor(
+                self.p.dataset, system=self.p.system, judge=self.opts.llm, generator=self.opts.generator_llm
+            )
         n_failed = sum(r.status == "failed" for r in self.results.values())
         progress = Progress(len(self.p.queries), len(self.results), n_failed, enabled=self.opts.progress)
 
