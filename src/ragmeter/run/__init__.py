@@ -16,7 +16,6 @@ _LAZY = {
     "RunRecord": "ragmeter.run.record",
     "SystemRef": "ragmeter.run.record",
     "object_fingerprint": "ragmeter.run.record",
-    "redact_spec": "ragmeter.run.record",
     "validate": "ragmeter.run.prepare",
     "Prepared": "ragmeter.run.prepare",
     "dataset_hash": "ragmeter.run.prepare",

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import InputError
 from ragmeter.models import EvalConfig, EvalDataset, EvalQuery, EvalRunResult
-from ragmeter.run.record import CONTEXT_K, DatasetRef, RunRecord, llm_ref, redact_spec, system_ref
+from ragmeter.run.record import CONTEXT_K, DatasetRef, RunRecord, llm_ref, system_ref
 from ragmeter.score.plan import MetricPlan, plan_metrics
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class Prepared:
-    config: EvalConfig  # as stored: LLM specs without credentials
+    config: EvalConfig  # as stored (EvalConfig itself keeps LLM specs without credentials)
     dataset: EvalDataset
     queries: list[EvalQuery]
     dataset_hash: str
@@ -73,6 +73,12 @@ def validate(
             raise InputError("resuming a run needs the store", source="--resume")
         stored = store.get_run(resume, with_queries=False)
         config = stored.config
+        if system is None:  # an in-process object cannot be rebuilt here: say so before anything else
+            from ragmeter.run.systems import build_system
+
+            recorded = _stored_record(stored).system
+            if recorded.kind == "object":
+                build_system(recorded, EvalDataset(name=config.dataset, queries=[]))
     config = config or EvalConfig()
     if isinstance(dataset, EvalDataset):
         data = dataset
@@ -103,7 +109,9 @@ def validate(
     if stored is not None:
         record = _resume_record(stored, system, ds_hash)
     else:
-        record = _new_record(config, data, system, system_options or {}, ds_hash, len(queries), llm, publics)
+        # build_system options: RunOptions.system_options, else the config's extra.system_options (YAML, --set)
+        options = dict(system_options or config.extra.get("system_options") or {})
+        record = _new_record(config, data, system, options, ds_hash, len(queries), llm, publics)
     if record.system.kind == "object" and (system is None or isinstance(system, str)):
         from ragmeter.run.systems import build_system
 
@@ -112,14 +120,8 @@ def validate(
         from ragmeter.run.systems import check_system
 
         check_system(record.system, data, source="--resume" if stored is not None else "--system")
-    stored_config = config.model_copy(
-        update={
-            "judge_model": redact_spec(config.judge_model),
-            "generator_model": redact_spec(config.generator_model),
-        }
-    )
     in_process = system if system is not None and not isinstance(system, str) else None
-    return Prepared(stored_config, data, queries, ds_hash, record, plan, in_process, stored)
+    return Prepared(config, data, queries, ds_hash, record, plan, in_process, stored)
 
 
 def _check_llms(config: EvalConfig, llm: Any, generator_llm: Any) -> dict[str, dict[str, Any] | None]:
@@ -170,6 +172,7 @@ def _new_record(
         else None,
         concurrency=config.concurrency,
         cache=config.cache,
+        executor=config.executor,
     )
 
 
@@ -182,11 +185,15 @@ def legacy_record(stored: EvalRunResult) -> RunRecord:
     return _new_record(c, data, None, dict(options or {}), stored.dataset_hash or "", 0, None)
 
 
+def _stored_record(stored: EvalRunResult) -> RunRecord:
+    return RunRecord.model_validate(stored.record) if stored.record else legacy_record(stored)
+
+
 def _resume_record(stored: EvalRunResult, system: Any, ds_hash: str) -> RunRecord:
     from ragmeter.run.record import object_fingerprint
 
     run_id = stored.run_id
-    record = RunRecord.model_validate(stored.record) if stored.record else legacy_record(stored)
+    record = _stored_record(stored)
     if stored.dataset_hash and stored.dataset_hash != ds_hash:
         raise InputError(
             f"the dataset changed since run {run_id} started ({stored.dataset_hash[:19]}... "

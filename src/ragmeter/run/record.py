@@ -12,9 +12,10 @@ import json
 import re
 from collections.abc import Mapping
 from typing import Any, Literal
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from ragmeter.safety import REDACTED, redact_spec
 
 RECORD_SCHEMA_VERSION = 1
 # How many of the top retrieved texts a generator and the judges get (config.extra["context_k"] overrides).
@@ -22,36 +23,6 @@ CONTEXT_K = 5
 
 SystemKind = Literal["builtin", "reference", "http", "run_file", "object"]
 _SECRET_KEY = re.compile(r"(key|token|secret|password|passwd|auth|signature|credential)", re.IGNORECASE)
-_SPEC_URL = re.compile(r"^(?P<head>.+?@)(?P<url>https?://\S+)$")
-REDACTED = "<redacted>"
-
-
-def _local_redact_url(url: str) -> str:
-    """The URL without user info and without key-like query parameters."""
-    parts = urlsplit(url)
-    netloc = parts.netloc.rpartition("@")[2]
-    query = [(k, REDACTED if _SECRET_KEY.search(k) else v) for k, v in parse_qsl(parts.query, True)]
-    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query, safe="<>"), parts.fragment))
-
-
-def redact_url(url: str) -> str:
-    try:  # H6's shared helper when present; the local one until then (same contract)
-        from ragmeter.safety import redact_url as shared  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return _local_redact_url(url)
-    return str(shared(url))
-
-
-def redact_spec(spec: str | None) -> str | None:
-    """An LLM or system spec with credentials removed from its URL (`MODEL@URL`, or a bare URL)."""
-    if spec is None:
-        return None
-    m = _SPEC_URL.match(spec)
-    if m is not None:
-        return m.group("head") + redact_url(m.group("url"))
-    if spec.startswith(("http://", "https://")):
-        return redact_url(spec)
-    return spec
 
 
 def canonical_json(value: Any) -> str:
@@ -250,5 +221,5 @@ def llm_ref(spec: str | None, client: Any = None, public: Mapping[str, Any] | No
     return LLMRef(
         spec=shown or "",
         public=dict(public) if isinstance(public, Mapping) else None,
-        credentials_removed=spec is not None and shown != spec,
+        credentials_removed=REDACTED in (shown or ""),
     )
