@@ -172,7 +172,6 @@ def _new_record(
         else None,
         concurrency=config.concurrency,
         cache=config.cache,
-        executor=config.executor,
     )
 
 
