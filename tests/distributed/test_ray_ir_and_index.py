@@ -74,3 +74,26 @@ def test_dense_index_on_ray_data_is_the_local_index(ray_local: Any, tmp_path: Pa
         assert [h.doc_id for h in remote.retrieve(question, 5)] == [
             h.doc_id for h in local.retrieve(question, 5)
         ]
+
+
+def test_eval_cli_with_the_ray_executor_prints_the_local_numbers(ray_local: Any, tmp_path: Path) -> None:
+    """`ragmeter eval --executor ray:ADDRESS` against this session's Ray: JSON identical to the local engine."""
+    import subprocess
+    import sys
+
+    qrels, run = _workload(11)
+    qrels.to_trec(tmp_path / "q.qrels")
+    run_lines = [
+        f"{q} Q0 {d} {i + 1} {s!r} t" for q in run.query_ids for i, (d, s) in enumerate(run.query(q))
+    ]
+    (tmp_path / "r.run").write_text("\n".join(run_lines) + "\n")
+    address = ray_local.get_runtime_context().gcs_address
+    base = [sys.executable, "-m", "ragmeter", "eval", str(tmp_path / "q.qrels"), str(tmp_path / "r.run")]
+    base += ["-m", "ndcg@10", "-m", "map", "-m", "mrr", "--per-query", "--format", "json"]
+    local = subprocess.run(base, capture_output=True, text=True, check=True)
+    remote = subprocess.run(
+        [*base, "--executor", f"ray:{address}"], capture_output=True, text=True, check=True
+    )
+    assert remote.stdout == local.stdout and '"per_query"' in local.stdout
+    bad = subprocess.run([*base, "--executor", "spark"], capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--executor" in bad.stderr

@@ -51,6 +51,12 @@ def _split_measures(values: tuple[str, ...]) -> list[str] | None:
 @click.option("--include-no-relevant", is_flag=True, help="Average queries without relevant docs in as 0.")
 @click.option("--keep-first", is_flag=True, help="Keep the first of a repeated doc id instead of failing.")
 @click.option("--collection-size", type=int, default=None, help="N for AQWV's MATERIAL false-alarm rate.")
+@click.option(
+    "--executor",
+    metavar="local|ray[:ADDRESS]",
+    default="local",
+    help="ray: partition the queries over Ray workers (same values; docs/scale-out.md says when it pays).",
+)
 def eval_command(
     qrels_path: str,
     run_path: str,
@@ -66,6 +72,7 @@ def eval_command(
     include_no_relevant: bool,
     keep_first: bool,
     collection_size: int | None,
+    executor: str,
 ) -> None:
     """Evaluate RUN (TREC run, JSON or TSV) against QRELS (TREC qrels, BEIR TSV or JSON)."""
     from ragmeter.ir.data import Qrels, Run
@@ -76,6 +83,9 @@ def eval_command(
         raise InputError(
             f"must be a positive number of documents, got {collection_size}", source="--collection-size"
         )
+    from ragmeter.distributed.cluster import parse_executor
+
+    executor_kind, executor_address = parse_executor(executor)
     names = _split_measures(measures)
     thresholds = [(parse_measure(n).name, v) for n, v in parse_thresholds(fail_under)]
     wanted = [m.name for m in parse_measures(names)]
@@ -86,7 +96,14 @@ def eval_command(
         raise InputError("needs --fail-under MEASURE=VALUE (the gates it reports)", source="--junit-xml")
     qrels = Qrels.read(qrels_path, keep_first=keep_first)
     run = Run.read(run_path, keep_first=keep_first)
-    result = evaluate(
+    engine = evaluate
+    if executor_kind == "ray":
+        from functools import partial
+
+        from ragmeter.distributed.ir_eval import evaluate_ray
+
+        engine = partial(evaluate_ray, address=executor_address)
+    result = engine(
         qrels,
         run,
         wanted,
