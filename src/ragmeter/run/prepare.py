@@ -121,7 +121,25 @@ def validate(
 
         check_system(record.system, data, source="--resume" if stored is not None else "--system")
     in_process = system if system is not None and not isinstance(system, str) else None
+    _check_executor(config.executor, in_process)
     return Prepared(config, data, queries, ds_hash, record, plan, in_process, stored)
+
+
+def _check_executor(spec: str, in_process: Any) -> None:
+    """A Ray run needs the extra, and a system that workers can rebuild from the record."""
+    if not spec.startswith("ray"):
+        return
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        raise InputError(
+            "the Ray executor needs the 'ray' extra: pip install 'ragmeter[ray]'", source="--executor"
+        )
+    if in_process is not None:
+        raise InputError(
+            "an in-process system cannot be rebuilt on Ray workers: give it as --system module:attr",
+            source="--executor",
+        )
 
 
 def _check_llms(config: EvalConfig, llm: Any, generator_llm: Any) -> dict[str, dict[str, Any] | None]:
@@ -172,6 +190,7 @@ def _new_record(
         else None,
         concurrency=config.concurrency,
         cache=config.cache,
+        executor=config.executor,
     )
 
 

@@ -170,29 +170,29 @@ class RunFileSystem(_AnswerMemo):
             self.results[qid] = [Retrieved(d, s, "") for d, s in run.query(qid)]
 
     def _read_jsonl(self, path: Path) -> None:
-        with path.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"not valid JSON ({exc.msg})", source=str(path), line=lineno) from None
-                if not isinstance(rec, dict) or "query_id" not in rec or "retrieved" not in rec:
-                    raise InputError(
-                        "each line needs 'query_id' and 'retrieved'", source=str(path), line=lineno
-                    )
-                qid = str(rec["query_id"])
-                if qid in self.results:
-                    raise InputError(f"query {qid!r} appears twice", source=str(path), line=lineno)
-                try:
-                    self.results[qid] = coerce_results(rec["retrieved"], source=f"{path}:{lineno}")
-                except InputError as exc:
-                    raise InputError(exc.reason, source=str(path), line=lineno) from None
-                if isinstance(rec.get("answer"), str):
-                    self.answers_by_id[qid] = rec["answer"]
-                if isinstance(rec.get("contexts"), list):
-                    self.contexts_by_id[qid] = [str(c) for c in rec["contexts"]]
+        from ragmeter.yamlfile import iter_lines
+
+        # decoded once: a non-UTF-8 byte is an InputError naming the line
+        for lineno, line in iter_lines(path):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"not valid JSON ({exc.msg})", source=str(path), line=lineno) from None
+            if not isinstance(rec, dict) or "query_id" not in rec or "retrieved" not in rec:
+                raise InputError("each line needs 'query_id' and 'retrieved'", source=str(path), line=lineno)
+            qid = str(rec["query_id"])
+            if qid in self.results:
+                raise InputError(f"query {qid!r} appears twice", source=str(path), line=lineno)
+            try:
+                self.results[qid] = coerce_results(rec["retrieved"], source=f"{path}:{lineno}")
+            except InputError as exc:
+                raise InputError(exc.reason, source=str(path), line=lineno) from None
+            if isinstance(rec.get("answer"), str):
+                self.answers_by_id[qid] = rec["answer"]
+            if isinstance(rec.get("contexts"), list):
+                self.contexts_by_id[qid] = [str(c) for c in rec["contexts"]]
 
     def query_id(self, query: str) -> str:
         if query in self._qid_by_text:
