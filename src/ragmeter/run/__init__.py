@@ -9,8 +9,7 @@ Scoring of stored outputs lives in ragmeter.score.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ragmeter._lazy import lazy_getattr
 
 _LAZY = {
     "RunRecord": "ragmeter.run.record",
@@ -34,10 +33,4 @@ _LAZY = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ragmeter.run' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())

@@ -3,9 +3,9 @@ all behind one protocol (`retrieve(query, k)`, optional `answer(query, contexts)
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ragmeter._lazy import lazy_getattr
 from ragmeter.systems.base import Retrieved, System, aanswer, aretrieve, coerce_results, document_level
 
 __all__ = [
@@ -43,10 +43,4 @@ if TYPE_CHECKING:
     from ragmeter.systems.pipeline import Pipeline
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ragmeter.systems' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())

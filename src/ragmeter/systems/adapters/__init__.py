@@ -4,11 +4,11 @@ pipeline as a ragmeter system. Each framework is an optional extra (`ragmeter[la
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ragmeter._lazy import lazy_getattr
 from ragmeter.errors import InputError
 
 __all__ = ["PREFIXES", "from_haystack", "from_langchain", "from_llamaindex", "from_spec"]
@@ -28,13 +28,7 @@ if TYPE_CHECKING:
     from ragmeter.systems.adapters._llamaindex import from_llamaindex
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ragmeter.systems.adapters' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())
 
 
 def is_adapter_spec(spec: str) -> bool:

@@ -1,0 +1,22 @@
+"""Lazy re-exports for package `__init__` modules: a name is imported from its module on first use, so
+`import ragmeter` (and `ragmeter eval`) never pay for torch, SQLAlchemy or an LLM SDK."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+def lazy_getattr(package: str, exports: Mapping[str, str], namespace: dict[str, Any]) -> Callable[[str], Any]:
+    """A module-level `__getattr__` resolving `exports` ({name: module}) and caching each in `namespace`."""
+
+    def __getattr__(name: str) -> Any:
+        module = exports.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        namespace[name] = value
+        return value
+
+    return __getattr__
