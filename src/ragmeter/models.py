@@ -211,6 +211,24 @@ class EvalConfig(BaseModel):
         return redact_data(handler(self))
 
 
+class PPIEstimate(BaseModel):
+    """A judge metric's mean corrected with human labels by prediction-powered inference (ragmeter.score.ppi):
+    the PPI estimate and its 95% interval (clipped into the metric's range) next to the plain judge mean."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    estimate: float
+    ci95: tuple[float, float]
+    se: float
+    judge_mean: float  # the plain mean of the judge over the n_total queries with a value
+    human_mean: float  # the mean of the human labels alone (on the metric's scale)
+    n_labeled: int  # human labels used: labelled queries with a judge value
+    n_total: int
+    clipped: bool = False
+    labels: str = ""  # how the human labels were put on the metric's scale
+    method: str = "ppi-mean (Angelopoulos et al. 2023), normal approximation"
+
+
 # Version of the run JSON (EvalRunResult). 1: the 0.1 format, no `schema_version` field (still read).
 # 2: schema_version, usage, record, per-query usage.
 RUN_SCHEMA_VERSION = 2
@@ -242,3 +260,5 @@ class EvalRunResult(BaseModel):
     usage: dict[str, Any] | None = None
     # What rebuilds the run (ragmeter.run.record.RunRecord as JSON; secret-free).
     record: dict[str, Any] | None = None
+    # Judge means corrected with the dataset's human labels: {judge metric: PPIEstimate}; empty without labels.
+    ppi: dict[str, PPIEstimate] = Field(default_factory=dict)

@@ -129,6 +129,23 @@ def latency_table(result: EvalRunResult) -> Any:
     return table
 
 
+def ppi_table(result: EvalRunResult) -> Any:
+    """Judge means corrected with human labels (PPI, `EvalRunResult.ppi`), or None when the run has none."""
+    from rich.table import Table
+
+    if not result.ppi:
+        return None
+    table = Table(title="judge means corrected with human labels (PPI)", title_justify="left")
+    for col in ("metric", "judge mean", "PPI estimate", "95% CI", "human labels / queries"):
+        table.add_column(col, justify="left" if col == "metric" else "right")
+    for name in sorted(result.ppi, key=metrics.sort_key):
+        e = result.ppi[name]
+        ci = f"[{fmt_value(e.ci95[0])}, {fmt_value(e.ci95[1])}]"
+        n = f"{e.n_labeled} / {e.n_total}"
+        table.add_row(name, fmt_value(e.judge_mean), fmt_value(e.estimate), ci, n)
+    return table
+
+
 def print_run(result: EvalRunResult, *, store_url: str | None = None) -> None:
     from ragmeter.safety import console_text as t  # data: secrets, control characters, markup escaped
 
@@ -149,6 +166,8 @@ def print_run(result: EvalRunResult, *, store_url: str | None = None) -> None:
         latency = latency_table(result)
         if latency is not None:
             out.print(latency)
+    if result.ppi:
+        out.print(ppi_table(result))
     for note in result.notes:
         out.print(f"note: {t(note)}")
     if result.error:

@@ -65,11 +65,14 @@ def _clip(
 ) -> tuple[tuple[float, float], bool]:
     if bounds is None:
         return ci, False
-    lo, hi = ci
     blo, bhi = bounds
-    new_lo = max(lo, blo) if blo is not None else lo
-    new_hi = min(hi, bhi) if bhi is not None else hi
-    return (new_lo, new_hi), (new_lo, new_hi) != (lo, hi)
+
+    def inside(x: float) -> float:  # each end into the range (an estimate above it too)
+        x = max(x, blo) if blo is not None else x
+        return float(min(x, bhi) if bhi is not None else x)
+
+    new = (inside(ci[0]), inside(ci[1]))
+    return new, new != ci
 
 
 def ppi_mean(

@@ -152,6 +152,26 @@ def _summary_rows(runs: Sequence[EvalRunResult], metrics: Sequence[str]) -> list
     return rows
 
 
+def _ppi_rows(labels: Sequence[str], runs: Sequence[EvalRunResult]) -> list[dict[str, Any]]:
+    """One row per (run, judge metric) with a PPI estimate (`EvalRunResult.ppi`), in display order."""
+    rows = []
+    for label, run in zip(labels, runs, strict=True):
+        for name in display_order(list(run.ppi)):
+            e = run.ppi[name]
+            rows.append(
+                {
+                    "run": label,
+                    "metric": name,
+                    "judge_mean": _fmt(e.judge_mean),
+                    "estimate": _fmt(e.estimate),
+                    "ci": f"[{_fmt(e.ci95[0])}, {_fmt(e.ci95[1])}]",
+                    "n": f"{e.n_labeled} / {e.n_total}",
+                    "title": f"human labels alone: {_fmt(e.human_mean)}; se {_fmt(e.se)}; {e.labels}",
+                }
+            )
+    return rows
+
+
 def _better(delta: float | None, higher_is_better: bool) -> str:
     if delta is None or delta == 0:
         return ""
@@ -316,6 +336,7 @@ def render_html(
             labels=labels,
             sections=sections,
             summary=_summary_rows(runs, metrics),
+            ppi=_ppi_rows(labels, runs),
             comparisons=[
                 _comparison_view(c, runs[0], runs[i], columns, top_changes)
                 for i, c in enumerate(comparisons, start=1)

@@ -221,6 +221,7 @@ class _Run:
             notes=scored.notes,
             usage=scored.usage,
             record=p.record.dump(),
+            ppi=scored.ppi,
         )
         if self.store is not None and self.run_id is not None:
             self.store.put_metric_values(self.run_id, scored.run_level)

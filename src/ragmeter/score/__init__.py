@@ -4,8 +4,7 @@ run is ragmeter.score.rescore.rescore."""
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ragmeter._lazy import lazy_getattr
 
 _LAZY = {
     "MetricPlan": "ragmeter.score.plan",
@@ -14,6 +13,8 @@ _LAZY = {
     "score_run": "ragmeter.score.finish",
     "Scored": "ragmeter.score.finish",
     "aggregate_metrics": "ragmeter.score.aggregate",
+    "ppi_for_run": "ragmeter.score.ppi",
+    "run_ppi": "ragmeter.score.ppi",
     "run_usage": "ragmeter.score.usage",
     "write_json": "ragmeter.score.writers",
     "write_csv": "ragmeter.score.writers",
@@ -24,10 +25,4 @@ _LAZY = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ragmeter.score' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())

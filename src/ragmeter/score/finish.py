@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragmeter.models import EvalQuery, MetricSummary, QueryEvalResult
+from ragmeter.models import EvalQuery, MetricSummary, PPIEstimate, QueryEvalResult
 from ragmeter.score.plan import MetricPlan
 from ragmeter.score.query import merge_metrics
 from ragmeter.score.runlevel import (
@@ -35,6 +35,7 @@ class Scored:
     usage: dict[str, Any] | None = None
     n_failed: int = 0
     n_without_relevant: int = 0
+    ppi: dict[str, PPIEstimate] = field(default_factory=dict)  # judge means corrected with human labels
 
 
 async def score_run(
@@ -49,6 +50,7 @@ async def score_run(
 ) -> Scored:
     """Run-level metrics of `results` (in the order of `queries`), then aggregates and notes."""
     from ragmeter.score.aggregate import aggregate_metrics
+    from ragmeter.score.ppi import run_ppi
     from ragmeter.score.usage import run_usage
 
     by_id = {q.query_id: q for q in queries}
@@ -67,9 +69,12 @@ async def score_run(
             "the system returned no answers, so no answer metrics: give the built-in pipeline an LLM "
             "with --generator MODEL, or run with --no-generation"
         )
+    ppi, ppi_notes = run_ppi(queries, per_query)
+    notes.extend(ppi_notes)
     if n_failed:
         notes.append(f"{n_failed} of {len(per_query)} queries failed; they are left out of every average")
     summary: dict[str, Any] = {"n_queries_without_relevant": level.n_without_relevant, "notes": notes}
+    summary["ppi"] = {name: e.model_dump(mode="json") for name, e in ppi.items()}
     if level.grades:
         summary["retrieval_grades"] = level.grades
     usage = run_usage(per_query, dict(models or {}))
@@ -84,4 +89,5 @@ async def score_run(
         usage=usage,
         n_failed=n_failed,
         n_without_relevant=level.n_without_relevant,
+        ppi=ppi,
     )

@@ -369,6 +369,7 @@ class Store(CollectionStore, MetricValueStore):
             notes=list(summary.get("notes", [])),
             usage=summary.get("usage"),
             record=row.record,
+            ppi=summary.get("ppi") or {},
         )
 
 
