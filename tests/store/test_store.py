@@ -272,3 +272,32 @@ def test_collections_chunks_and_test_cases(db_url: str) -> None:
         "test_cases": 2,
     }
     store.close()
+
+
+def test_processes_opening_one_fresh_sqlite_file_at_once_all_succeed(tmp_path: Path) -> None:
+    """Six processes create the same new store at the same moment: one migrates, the others wait for it
+    (before: 'table collections already exists' in all but one)."""
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path / 'race.db'}"
+    code = (
+        "import sys, time\n"
+        "from ragmeter.store import open_store\n"
+        "t = float(sys.argv[2])\n"
+        "time.sleep(max(0.0, t - time.time()))\n"
+        "with open_store(sys.argv[1]) as s:\n"
+        "    print(len(s.list_runs()))\n"
+    )
+    import time
+
+    start = str(time.time() + 3.0)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, url, start], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        for _ in range(6)
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 6, [o[1].decode()[-300:] for o in outs]
+    assert all(o[0].strip() == b"0" for o in outs)

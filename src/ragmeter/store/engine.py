@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -81,11 +83,34 @@ def alembic_config(connection: Connection | None = None) -> Any:
     return config
 
 
+@contextlib.contextmanager
+def _sqlite_file_lock(engine: Engine) -> Iterator[None]:
+    """Two processes opening a fresh SQLite file at once must not both create the tables: they serialise on
+    an exclusive lock of `<file>.lock` (SQLite's own lock is taken too late, after alembic looked)."""
+    database = engine.url.database if engine.dialect.name == "sqlite" else None
+    if not database or database == ":memory:" or database.startswith("file:"):
+        yield
+        return
+    import fcntl
+
+    try:
+        fh = open(f"{database}.lock", "a+b")  # noqa: SIM115 - closed below
+    except OSError:  # a read-only folder: opening the store itself reports the problem
+        yield
+        return
+    with fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def upgrade(engine: Engine) -> None:
     """Bring the schema to the newest revision (idempotent; concurrent openers serialise on the DB)."""
     from alembic import command
 
-    with engine.begin() as connection:
+    with _sqlite_file_lock(engine), engine.begin() as connection:
         if engine.dialect.name == "postgresql":
             # Two processes opening a fresh database at once must not both create the tables.
             from sqlalchemy import text
