@@ -41,7 +41,9 @@ def build_messages(
         {"role": "system", "content": SYSTEM_PROMPT},
         {
             "role": "user",
-            "content": f"Passages:\n\n{passages}\n\nQuestion: {query}\nAnswer with [n] citations:",
+            # A bare "Answer with [n] citations:" made a small local model reply "[1]" and nothing else.
+            "content": f"Passages:\n\n{passages}\n\nQuestion: {query}\n"
+            "Answer in one or two sentences; after each sentence, the numbers of its passages, like [1].",
         },
     ]
 
