@@ -5,7 +5,7 @@
 1. Per-label agreement: a seeded sample of SciFact test queries; for each, one relevant abstract (human
    grade 1) and BM25's top-ranked abstracts the qrels do not mark relevant (hard negatives, human grade 0),
    `--pairs` pairs in all. The judge grades each pair 0-3 with the UMBRELA-style prompt
-   (ragmeter.judges.relevance); grades >= 2 count as relevant. Reports Cohen's kappa with its bootstrap 95%
+   (ragmeter.judges.trec_relevance); grades >= 2 count as relevant. Reports Cohen's kappa with its bootstrap 95%
    interval, accuracy and the confusion matrix (also with grades >= 1 as relevant).
 2. System rankings: retrieval variants of the built-in pipeline (BM25, BM25 tuned, BM25 without chunking,
    dense, hybrid, BM25-heavy hybrid) retrieve for `--rank-queries` seeded queries; their top `--depth` docs

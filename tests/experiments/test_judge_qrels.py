@@ -24,7 +24,7 @@ from ragmeter.experiments.qrels_judging import (
     pool,
 )
 from ragmeter.ir import Qrels, Run, evaluate
-from ragmeter.judges.relevance import TREC_RELEVANCE, trec_relevance
+from ragmeter.judges.trec_relevance import TREC_RELEVANCE, trec_relevance
 from ragmeter.llm import from_spec
 from ragmeter.llm.scripted import ScriptedRequest, Step
 from ragmeter.models import Document, EvalDataset, EvalQuery

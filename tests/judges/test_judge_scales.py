@@ -184,3 +184,18 @@ async def test_conflicting_fields_are_flagged_in_the_result(scripted) -> None:  
         "conflicting fields grade 12 and score 1.7 (grade used)",
     }
     assert len(srv.requests) == 2  # flagged, not re-asked
+
+
+def test_every_judge_stays_callable_after_every_judges_submodule_is_imported() -> None:
+    """A submodule named like a judge (judges/relevance.py) replaced the `relevance` judge on the package as
+    soon as anything imported it: the full suite then called a module."""
+    import importlib
+    import pkgutil
+
+    import ragmeter.judges as pkg
+
+    for info in pkgutil.iter_modules(pkg.__path__):
+        importlib.import_module(f"ragmeter.judges.{info.name}")
+    for name in JUDGES:
+        assert callable(getattr(pkg, name, None)) or name not in dir(pkg), name
+    assert callable(pkg.relevance) and callable(pkg.retrieval_grade)

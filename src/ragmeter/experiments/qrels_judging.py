@@ -2,7 +2,7 @@
 
 1. `pool(runs, depth)`: the top `depth` docs of every run, per query (TREC pooling).
 2. `pairs_to_label(pool, human)`: the pooled pairs the human qrels do not judge (or all of them).
-3. `label_pairs(...)`: the UMBRELA-style judge (`ragmeter.judges.relevance`) grades each pair 0-3 with
+3. `label_pairs(...)`: the UMBRELA-style judge (`ragmeter.judges.trec_relevance`) grades each pair 0-3 with
    bounded concurrency; a failed pair is left unjudged and counted, never guessed.
 4. `merge_qrels(human, llm)`: one qrels in which a human grade always wins.
 5. `meta_evaluate(human, llm, runs, measure)`: per-label agreement on the pairs both judge (Cohen's kappa,
@@ -78,7 +78,7 @@ async def label_pairs(
 ) -> list[PairLabel]:
     """Grade each pair 0-3 (in the order given). A pair whose query or doc text is unknown fails with
     that reason; so does a judge failure. Never raises for one pair."""
-    from ragmeter.judges.relevance import trec_relevance
+    from ragmeter.judges.trec_relevance import trec_relevance
 
     gate = asyncio.Semaphore(max(1, concurrency))
 
