@@ -56,7 +56,8 @@ def ensure_ray(address: str | None = None, *, num_cpus: int | None = None) -> An
         kwargs["address"] = address
     elif num_cpus is not None:
         kwargs["num_cpus"] = num_cpus
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a local throw-away instance needs no token
+    if not address:  # a local throw-away instance needs no token; a cluster keeps its own auth settings
+        os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     try:
         ray.init(**{k: v for k, v in kwargs.items() if v is not None})
     except ConnectionError as exc:
