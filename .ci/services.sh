@@ -2,7 +2,7 @@
 # Installs and starts what the test-suite needs outside Python. Sourced by .ci/run.
 set -euo pipefail
 
-# --- PostgreSQL for the store tests (issue 6): a throw-away cluster on 127.0.0.1, free port ---
+# --- PostgreSQL for the store tests: a throw-away cluster on 127.0.0.1, free port ---
 if [ -z "${RAGMETER_TEST_PG_URL:-}" ]; then
   if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
@@ -22,7 +22,7 @@ if [ -z "${RAGMETER_TEST_PG_URL:-}" ]; then
   echo "PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}') for the store tests at $RAGMETER_TEST_PG_URL (data in $pg_dir)"
 fi
 
-# --- Chromium for the HTML report browser test (issue 7): Debian's package, run headless by the test ---
+# --- Chromium for the HTML report browser test: Debian's package, run headless by the test ---
 if ! command -v chromium >/dev/null 2>&1; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi

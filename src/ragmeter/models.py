@@ -1,8 +1,8 @@
 """Pydantic records that cross a boundary (files, database, API, CLI output).
 
 Hot paths use numpy and dataclasses; these models are for what is read, stored and reported.
-Names follow the spec we were given (EvalQuery, EvalDataset, MetricResult, QueryEvalResult,
-EvalRunResult, EvalConfig).
+The record names (EvalQuery, EvalDataset, MetricResult, QueryEvalResult,
+EvalRunResult, EvalConfig) are part of the public API and of stored JSON.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """An invalid invocation is refused before anything is stored or called: exit 2, one line naming the
-flag, file or field, no traceback, and the store's run rows unchanged (issue 10, deliverable 7)."""
+flag, file or field, no traceback, and the store's run rows unchanged."""
 
 from __future__ import annotations
 

@@ -54,7 +54,7 @@ def fetch_command(name: str, base_url: str | None) -> None:
     click.echo(f"{name}: {folder}")
 
 
-# Issue 7 (citation prediction): the command lives next to its builder.
+# `datasets build-citation`: the citation-recommendation builder, registered as a sub-command here.
 from ragmeter.cli.citation import build_citation_command  # noqa: E402
 
 datasets.add_command(build_citation_command)
