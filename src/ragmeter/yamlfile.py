@@ -129,21 +129,13 @@ def _one_line(obj: object) -> str:
     return text if len(text) <= 200 else text[:200] + "..."
 
 
-def read_text_any(path: str | Path, *, source: str | None = None) -> str:
-    """read_text, also for gzip files (`.gz`): one InputError naming the file for any unreadable input."""
-    p = Path(path)
-    if p.suffix != ".gz":
-        return read_text(p, source=source)
-    import gzip
+def read_text_any(path: str | Path) -> str:
+    """read_text, also for gzip files: one InputError naming the file for any unreadable input."""
+    if Path(path).suffix == ".gz":
+        from ragmeter.ir._bytes import read_bytes  # reads and gunzips, errors name the file
 
-    where = source if source is not None else str(p)
-    try:
-        data = gzip.decompress(p.read_bytes())
-    except FileNotFoundError:
-        raise InputError("no such file", source=where) from None
-    except (OSError, EOFError) as exc:
-        raise InputError(f"cannot read as gzip: {exc}", source=where) from None
-    return decode_text(data, source=where)
+        return decode_text(read_bytes(path), source=str(path))
+    return read_text(path)
 
 
 def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:

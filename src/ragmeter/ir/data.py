@@ -20,7 +20,6 @@ must be UTF-8 text (a leading BOM is dropped), hold at least one row, and every 
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -34,104 +33,19 @@ import numpy.typing as npt
 
 from ragmeter.errors import InputError
 from ragmeter.ir import _native
+from ragmeter.ir._bytes import (
+    _is_tsv_header,
+    _line_of_row,
+    _parse_value,
+    _reject_constant,
+    _show,
+    read_bytes,
+    text_bytes,
+)
 
 T = TypeVar("T", bound="_Table")
 
-_BOM = b"\xef\xbb\xbf"
 _INT32_MAX = 2147483647
-
-
-def _escape(text: str) -> str:
-    """Escape control characters of file content quoted in a message (no raw bytes reach a terminal)."""
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
-
-
-def _show(raw: bytes | str, limit: int = 60) -> str:
-    text = raw.decode("utf-8", "backslashreplace") if isinstance(raw, bytes) else raw
-    text = _escape(text)
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def text_bytes(data: bytes, *, source: str) -> bytes:
-    """The bytes of a UTF-8 text file, its BOM dropped; binary or non-UTF-8 data is an InputError."""
-    shift = 0
-    if data.startswith(_BOM):
-        data, shift = data[3:], 3
-    elif data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        raise InputError("UTF-16 text: save the file as UTF-8", source=source, line=1)
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        raise InputError(
-            f"binary data (a NUL byte at byte offset {nul + shift}), expected text",
-            source=source,
-            line=data.count(b"\n", 0, nul) + 1,
-        )
-    if not data.isascii():
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(
-                f"not UTF-8 text (byte 0x{data[exc.start]:02x} at byte offset {exc.start + shift})",
-                source=source,
-                line=data.count(b"\n", 0, exc.start) + 1,
-            ) from None
-    return data
-
-
-def _reject_constant(name: str) -> float:
-    raise ValueError(f"{name} is not a finite number")
-
-
-def read_bytes(path: str | Path) -> bytes:
-    """Read a file, transparently gunzipping it; missing files are an InputError."""
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError("no such file", source=str(path)) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a file", source=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise InputError(f"corrupt gzip data: {exc}", source=str(path)) from None
-    return data
-
-
-def _parse_value(text: str) -> float | None:
-    """A TSV value as trec_eval's reader takes a number: decimal or exponent notation only (no "1_0")."""
-    if not text or "_" in text:
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        return None
-
-
-def _is_tsv_header(first: bytes) -> bool:
-    """A BEIR TSV starts with a 3-column header whose last field is not a number (query-id, corpus-id, score)."""
-    fields = first.rstrip(b"\r").split(b"\t")
-    if len(fields) != 3:
-        return False
-    try:
-        float(fields[2])
-    except ValueError:
-        return True
-    return False
-
-
-def _line_of_row(data: bytes, row: int) -> int:
-    """1-based line number of the row-th non-blank line (error path only)."""
-    seen = -1
-    for lineno, line in enumerate(data.split(b"\n"), start=1):
-        if line.strip():
-            seen += 1
-            if seen == row:
-                return lineno
-    return 0
 
 
 @dataclass(frozen=True, eq=False)
