@@ -113,12 +113,12 @@ def validate_command(
 ) -> None:
     """Run the judge METRIC on the items people labelled and report the agreement with them."""
     from ragmeter.datasets import load_dataset
-    from ragmeter.experiments.judge_validation import (
+    from ragmeter.experiments.judge_validation import validate_judge
+    from ragmeter.experiments.validation_report import (
         format_markdown,
         store_report,
         summary_rows,
         usage_line,
-        validate_judge,
     )
 
     bounds = _parse_scale(scale)
