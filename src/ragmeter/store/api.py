@@ -14,8 +14,9 @@ from ragmeter.store import liveness
 from ragmeter.store.collections import ChunkRecord as ChunkRecord
 from ragmeter.store.collections import CollectionStore
 from ragmeter.store.engine import create_engine, public_url, resolve_url, upgrade
+from ragmeter.store.liveness import STALE_AFTER, owner_alive, utcnow
 from ragmeter.store.liveness import aware as _aware
-from ragmeter.store.liveness import utcnow
+from ragmeter.store.liveness import owner as _owner
 from ragmeter.store.values import MetricValueStore, metric_rows, metric_values
 
 if TYPE_CHECKING:
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 # A running run owned by another host is declared dead when its heartbeat is older than this.
-STALE_AFTER = timedelta(minutes=10)
 # The owner refreshes its heartbeat at most this often while it writes results.
 HEARTBEAT_EVERY = timedelta(seconds=15)
 
@@ -111,7 +111,7 @@ class Store(CollectionStore, MetricValueStore):
         with self._session() as session, session.begin():
             row = session.get(RunRow, run_id, with_for_update=True)
             assert row is not None
-            if row.status == "running" and _owner_alive(row) and row.pid != os.getpid():
+            if row.status == "running" and owner_alive(row) and row.pid != os.getpid():
                 raise InputError(
                     f"run {run_id} is still running (pid {row.pid} on {row.host}); "
                     "stop it first or wait for it to finish",
@@ -311,7 +311,7 @@ class Store(CollectionStore, MetricValueStore):
         if not force:
             with self._session() as session:
                 row = session.get(RunRow, run_id)
-                live = row is not None and row.status == "running" and _owner_alive(row)
+                live = row is not None and row.status == "running" and owner_alive(row)
                 if live and row is not None and row.pid != os.getpid():
                     raise InputError(
                         f"run {run_id} is still running (pid {row.pid} on {row.host}): stop it first, "
@@ -371,18 +371,6 @@ class Store(CollectionStore, MetricValueStore):
             record=row.record,
             ppi=summary.get("ppi") or {},
         )
-
-
-def _owner() -> dict[str, Any]:
-    pid = os.getpid()
-    return {"host": liveness.hostname(), "pid": pid, "pid_token": liveness.pid_token(pid)}
-
-
-def _owner_alive(row: Any) -> bool:
-    if row.host == liveness.hostname():
-        return liveness.process_alive(row.pid, row.pid_token)
-    beat = _aware(row.heartbeat_at)
-    return beat is not None and utcnow() - beat <= STALE_AFTER
 
 
 def open_store(url: str | None = None, *, sweep: bool = True) -> Store:

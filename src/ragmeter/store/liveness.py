@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import os
 import socket
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
+
+# A run on another host counts as alive while its heartbeat is younger than this.
+STALE_AFTER = timedelta(minutes=10)
 
 
 def utcnow() -> datetime:
@@ -55,3 +59,18 @@ def process_alive(pid: int, token: str) -> bool:
     except (OSError, IndexError):
         return True
     return state not in ("Z", "X")
+
+
+def owner() -> dict[str, Any]:
+    """This process as a run's owner: host, pid and a token that tells a reused pid apart."""
+    pid = os.getpid()
+    return {"host": hostname(), "pid": pid, "pid_token": pid_token(pid)}
+
+
+def owner_alive(row: Any) -> bool:
+    """Whether the process that owns a run row is alive: checked directly on this host, by its heartbeat
+    on another."""
+    if row.host == hostname():
+        return process_alive(row.pid, row.pid_token)
+    beat = aware(row.heartbeat_at)
+    return beat is not None and utcnow() - beat <= STALE_AFTER
