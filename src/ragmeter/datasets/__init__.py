@@ -30,21 +30,21 @@ def demo_dataset() -> EvalDataset:
 
 
 def _sniff_jsonl(path: Path) -> str:
-    """Which JSONL layout a file uses, from its first record: hotpotqa, nq-open or native."""
-    from ragmeter.yamlfile import iter_lines
+    """Which JSONL layout a file uses, from its first record: hotpotqa, nq-open or native. Only the first
+    record is read; a bad file is reported (file and line) by the reader of its layout."""
+    import gzip
 
-    # the whole file is decoded once: a non-UTF-8 byte is an InputError naming file and line
-    for _, line in iter_lines(path):
-        if line.strip():
-            try:
-                first = json.loads(line)
-            except json.JSONDecodeError:
-                return "native"  # the native parser reports the bad line
-            if isinstance(first, dict) and "supporting_facts" in first and "context" in first:
-                return "hotpotqa"
-            if isinstance(first, dict) and "ctxs" in first and "question" in first:
-                return "nq-open"
-            return "native"
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rb") as fh:
+            first_line = next((raw for raw in fh if raw.strip()), b"")
+        first = json.loads(first_line.decode("utf-8-sig"))
+    except (OSError, EOFError, UnicodeDecodeError, ValueError, RecursionError):
+        return "native"  # the native reader names the file, the line and what is wrong
+    if isinstance(first, dict) and "supporting_facts" in first and "context" in first:
+        return "hotpotqa"
+    if isinstance(first, dict) and "ctxs" in first and "question" in first:
+        return "nq-open"
     return "native"
 
 

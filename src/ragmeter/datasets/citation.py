@@ -17,7 +17,6 @@ results. It is never its own ground truth.
 
 from __future__ import annotations
 
-import json
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
@@ -25,9 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragmeter.datasets.native import iter_jsonl
 from ragmeter.errors import InputError
 from ragmeter.models import Document, EvalDataset, EvalQuery
-from ragmeter.yamlfile import iter_lines, read_text_any
+from ragmeter.yamlfile import read_text_any
 
 
 @dataclass
@@ -150,14 +150,7 @@ def _str_field(record: dict[str, Any], keys: tuple[str, ...], source: Path, line
 
 def _read_papers_jsonl(path: Path) -> dict[str, Paper]:
     papers: dict[str, Paper] = {}
-    # decoded once; a non-UTF-8 byte is an InputError naming file and line
-    for lineno, line in iter_lines(path):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON ({exc.msg})", source=str(path), line=lineno) from None
+    for lineno, record in iter_jsonl(path):  # bad bytes or JSON: an InputError naming the line
         if not isinstance(record, dict):
             raise InputError("a paper must be a JSON object", source=str(path), line=lineno)
         paper_id = _str_field(record, ("id", "doi", "paper_id"), path, lineno)

@@ -170,16 +170,9 @@ class RunFileSystem(_AnswerMemo):
             self.results[qid] = [Retrieved(d, s, "") for d, s in run.query(qid)]
 
     def _read_jsonl(self, path: Path) -> None:
-        from ragmeter.yamlfile import iter_lines
+        from ragmeter.datasets.native import iter_jsonl
 
-        # decoded once: a non-UTF-8 byte is an InputError naming the line
-        for lineno, line in iter_lines(path):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON ({exc.msg})", source=str(path), line=lineno) from None
+        for lineno, rec in iter_jsonl(path):  # bad bytes or JSON: an InputError naming the line
             if not isinstance(rec, dict) or "query_id" not in rec or "retrieved" not in rec:
                 raise InputError("each line needs 'query_id' and 'retrieved'", source=str(path), line=lineno)
             qid = str(rec["query_id"])
