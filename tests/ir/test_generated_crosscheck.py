@@ -18,7 +18,7 @@ import pytest
 
 from ragmeter.ir import Qrels, Run, evaluate
 
-from .helpers import pytrec_measure_set, trec_name
+from .helpers import ours_per_query, pytrec_measure_set, trec_name
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -129,16 +129,7 @@ def test_workloads_cover_the_hard_cases() -> None:
 def test_per_query_equals_pytrec_eval(case, backend: str, level: int) -> None:
     qrels, run, expected = case
     want = expected[level]
-    res = evaluate(
-        Qrels.from_dict(qrels),
-        Run.from_dict(run),
-        MEASURES,
-        relevance_level=level,
-        missing="ignore",
-        no_relevant="zero",
-        backend=backend,  # type: ignore[arg-type]
-    )
-    ours = res.per_query
+    ours = ours_per_query(qrels, run, MEASURES, level, backend)
     assert set(ours) == set(want) == set(qrels) & set(run)
     bad = [
         (q, m, ours[q][m], want[q][m]) for q in want for m in MEASURES if abs(ours[q][m] - want[q][m]) > 1e-9

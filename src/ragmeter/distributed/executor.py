@@ -78,10 +78,14 @@ class RayExecutor:
         self.num_cpus = num_cpus_per_worker
         self.actors: list[Any] = []
 
+    def _per_worker(self, record: RunRecord) -> int:
+        """Queries in flight per worker: as asked, else the run's concurrency up to the default."""
+        return self.concurrency or max(1, min(DEFAULT_CONCURRENCY_PER_WORKER, record.concurrency))
+
     def _pool(self, ray: Any, record: RunRecord, n_pending: int) -> list[Any]:
         cpus = int(ray.cluster_resources().get("CPU", 1))
         n = max(1, min(self.workers or cpus, n_pending))
-        per = self.concurrency or max(1, min(DEFAULT_CONCURRENCY_PER_WORKER, record.concurrency))
+        per = self._per_worker(record)
         actor_cls = ray.remote(
             num_cpus=self.num_cpus,
             max_restarts=self.max_restarts,
@@ -100,7 +104,7 @@ class RayExecutor:
         from ray.exceptions import RayActorError, RayError
 
         self.actors = self._pool(ray, record, len(pending))
-        per = self.concurrency or max(1, min(DEFAULT_CONCURRENCY_PER_WORKER, record.concurrency))
+        per = self._per_worker(record)
         queue: asyncio.Queue[tuple[int, EvalQuery]] = asyncio.Queue()
         for item in pending:
             queue.put_nowait(item)
