@@ -19,7 +19,14 @@ def trec_name(ours: str) -> str:
         "hit": "success_{k}",
     }
     if not k:
-        return {"mrr": "recip_rank", "map": "map", "rprec": "Rprec", "ndcg": "ndcg"}[base]
+        return {
+            "mrr": "recip_rank",
+            "map": "map",
+            "rprec": "Rprec",
+            "ndcg": "ndcg",
+            "bpref": "bpref",
+            "infap": "infAP",
+        }[base]
     return mapping[base].format(k=k)
 
 
@@ -32,13 +39,19 @@ def pytrec_measure_set(names: list[str]) -> set[str]:
     return out
 
 
-def pytrec_per_query(qrels: dict, run: dict, names: list[str], level: int = 1) -> dict[str, dict[str, float]]:
-    evaluator = pytrec_eval.RelevanceEvaluator(qrels, pytrec_measure_set(names), relevance_level=level)
+def pytrec_per_query(
+    qrels: dict, run: dict, names: list[str], level: int = 1, condensed: bool = False
+) -> dict[str, dict[str, float]]:
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        qrels, pytrec_measure_set(names), relevance_level=level, judged_docs_only_flag=condensed
+    )
     raw = evaluator.evaluate(run)
     return {q: {n: vals[trec_name(n)] for n in names} for q, vals in raw.items()}
 
 
-def ours_per_query(qrels: dict, run: dict, names: list[str], level: int = 1, backend: str = "native"):
+def ours_per_query(
+    qrels: dict, run: dict, names: list[str], level: int = 1, backend: str = "native", condensed: bool = False
+):
     res = evaluate(
         Qrels.from_dict(qrels),
         Run.from_dict(run),
@@ -46,6 +59,7 @@ def ours_per_query(qrels: dict, run: dict, names: list[str], level: int = 1, bac
         relevance_level=level,
         missing="ignore",
         no_relevant="zero",
+        condensed=condensed,
         backend=backend,  # type: ignore[arg-type]
     )
     return res.per_query

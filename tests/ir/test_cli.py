@@ -157,3 +157,20 @@ def test_eval_imports_neither_torch_nor_sqlalchemy(files) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_condensed_and_trec_eval_names(files) -> None:
+    # q1: d1 (unjudged) above d2 (relevant): condensed, d2 is at rank 1
+    out = ragmeter("eval", *files, "-m", "mrr,bpref,infAP,judged@2", "--format", "json", "--per-query")
+    assert out.returncode == 0, out.stderr
+    plain = json.loads(out.stdout)
+    assert plain["per_query"]["q1"] == {"mrr": 0.5, "bpref": 1.0, "infap": 0.5, "judged@2": 0.5}
+    assert "condensed" not in plain
+    out = ragmeter("eval", *files, "-m", "mrr,bpref,infAP", "--format", "json", "--per-query", "--condensed")
+    data = json.loads(out.stdout)
+    assert data["condensed"] is True and "condensed lists" in data["notes"][0]
+    assert data["per_query"]["q1"] == {"mrr": 1.0, "bpref": 1.0, "infap": 1.0}
+    table = ragmeter("eval", *files, "-m", "map", "--condensed")
+    assert "condensed lists" in table.stdout
+    csv_out = ragmeter("eval", *files, "-m", "map", "--condensed", "--format", "csv")
+    assert csv_out.stdout.startswith("query_id (condensed lists),map")

@@ -8,7 +8,10 @@ to break wrong tie handling and wrong query sets:
   negative and large scores, doc ids whose byte order differs from their numeric order (d9 > d10);
 * graded judgments 0..3 and negative grades (judged "unjudged"), relevant docs never retrieved, retrieved
   docs never judged, queries whose judgments are all <= 0;
-* queries only in the qrels, queries only in the run; no doc id twice in one query.
+* queries only in the qrels, queries only in the run; no doc id twice in one query;
+* for bpref and infAP: judged non-relevant docs (grade 0, and 1 at relevance level 2), docs in the pool but
+  unjudged (negative grade) and docs not in the qrels, retrieved above and between relevant docs; the
+  condensed lists of trec_eval -J (pytrec_eval's judged_docs_only_flag) for every measure.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import pytest
 
 from ragmeter.ir import Qrels, Run, evaluate
 
-from .helpers import ours_per_query, pytrec_measure_set, trec_name
+from .helpers import ours_per_query, pytrec_measure_set, pytrec_per_query, trec_name
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -29,7 +32,7 @@ MEASURES = (
     + [f"recall@{k}" for k in CUTOFFS]
     + [f"map@{k}" for k in (5, 10, 100)]
     + [f"hit@{k}" for k in (1, 5, 10)]
-    + ["map", "mrr", "rprec", "ndcg"]
+    + ["map", "mrr", "rprec", "ndcg", "bpref", "infap"]
 )
 SEEDS = range(8)
 Workload = tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]
@@ -110,6 +113,14 @@ def test_workloads_cover_the_hard_cases() -> None:
     assert any(all(g <= 0 for g in docs.values()) for docs in qrels.values())
     assert any(g < 0 for docs in qrels.values() for g in docs.values())
     assert any(set(run[q]) - set(qrels[q]) for q in set(run) & set(qrels))  # retrieved, unjudged
+    both = set(run) & set(qrels)
+    # pooled-unjudged and judged non-relevant docs are retrieved
+    for wanted in ((lambda g: g < 0), (lambda g: g == 0)):
+        assert any(wanted(qrels[q][d]) for q in both for d in run[q] if d in qrels[q])
+    # bpref and infAP take values strictly between 0 and 1 on some queries (not only the trivial cases)
+    vals = pytrec(qrels, run, 1)
+    assert any(0 < v["bpref"] < 1 for v in vals.values()) and any(0 < v["infap"] < 1 for v in vals.values())
+    assert any(abs(v["infap"] - v["map"]) > 1e-6 for v in vals.values())
     f32_ties = 0
     for docs in run.values():
         vals = list(docs.values())
@@ -135,6 +146,23 @@ def test_per_query_equals_pytrec_eval(case, backend: str, level: int) -> None:
         (q, m, ours[q][m], want[q][m]) for q in want for m in MEASURES if abs(ours[q][m] - want[q][m]) > 1e-9
     ]
     assert not bad, bad[:5]
+
+
+@pytest.mark.parametrize("backend", ["native", "numpy"])
+@pytest.mark.parametrize("level", [1, 2])
+def test_condensed_lists_equal_trec_eval_judged_docs_only(case, backend: str, level: int) -> None:
+    qrels, run, _ = case
+    want = pytrec_per_query(qrels, run, list(MEASURES), level, condensed=True)
+    ours = ours_per_query(qrels, run, list(MEASURES), level, backend, condensed=True)
+    assert set(ours) == set(want)
+    bad = [
+        (q, m, ours[q][m], want[q][m]) for q in want for m in MEASURES if abs(ours[q][m] - want[q][m]) > 1e-9
+    ]
+    assert not bad, bad[:5]
+    # and condensing changes values: the unjudged docs in these rankings matter
+    full = ours_per_query(qrels, run, ["map", "infap", "ndcg@10"], level, backend)
+    assert any(abs(full[q]["map"] - ours[q]["map"]) > 1e-9 for q in want)
+    assert any(abs(full[q]["infap"] - ours[q]["infap"]) > 1e-9 for q in want)
 
 
 @pytest.mark.parametrize("backend", ["native", "numpy"])

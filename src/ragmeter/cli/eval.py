@@ -49,6 +49,11 @@ def _split_measures(values: tuple[str, ...]) -> list[str] | None:
     "--ignore-missing", is_flag=True, help="Leave judged queries absent from the run out of the means."
 )
 @click.option("--include-no-relevant", is_flag=True, help="Average queries without relevant docs in as 0.")
+@click.option(
+    "--condensed",
+    is_flag=True,
+    help="Score condensed lists: unjudged docs removed from each ranking first (Sakai 2007; trec_eval -J).",
+)
 @click.option("--keep-first", is_flag=True, help="Keep the first of a repeated doc id instead of failing.")
 @click.option("--collection-size", type=int, default=None, help="N for AQWV's MATERIAL false-alarm rate.")
 @click.option(
@@ -70,6 +75,7 @@ def eval_command(
     relevance_level: int,
     ignore_missing: bool,
     include_no_relevant: bool,
+    condensed: bool,
     keep_first: bool,
     collection_size: int | None,
     executor: str,
@@ -111,6 +117,7 @@ def eval_command(
         missing="ignore" if ignore_missing else "zero",
         no_relevant="zero" if include_no_relevant else "exclude",
         collection_size=collection_size,
+        condensed=condensed,
     )
     if fmt == "json":
         sys.stdout.write(json.dumps(result.to_dict(per_query=per_query)) + "\n")
@@ -148,7 +155,8 @@ def _print_table(result: object, *, per_query: bool) -> None:
         for qid, row in result.per_query.items():
             pq.add_row(console_text(qid), *(f"{v:.4f}" for v in row.values()))
         console.print(pq)
-    table = Table(title=f"ragmeter eval: {result.n_queries} queries")
+    condensed = " (condensed lists)" if result.condensed else ""
+    table = Table(title=f"ragmeter eval: {result.n_queries} queries{condensed}")
     table.add_column("measure")
     table.add_column("mean", justify="right")
     table.add_column("std", justify="right")

@@ -103,4 +103,5 @@ def evaluate_ray(
         missing=probe.missing,
         no_relevant=probe.no_relevant,
         n_run_only_queries=n_run_only,
+        condensed=probe.condensed,
     )

@@ -576,7 +576,8 @@ out:
 }
 
 /* ---------------- measures ---------------- */
-enum { M_P = 0, M_RECALL, M_NDCG, M_NDCG_EXP, M_MRR, M_MAP, M_HIT, M_RPREC, M_AQWV };
+enum { M_P = 0, M_RECALL, M_NDCG, M_NDCG_EXP, M_MRR, M_MAP, M_HIT, M_RPREC, M_AQWV, M_BPREF, M_INFAP, M_JUDGED };
+#define INFAP_EPSILON 0.00001 /* trec_eval.h */
 
 static int cmp_double_desc(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -631,9 +632,10 @@ static PyObject *py_measures(PyObject *self, PyObject *args) {
     int64_t *nrel_out = PyArray_DATA((PyArrayObject *)nrel_arr);
     int64_t *nret_out = PyArray_DATA((PyArrayObject *)nret_arr);
     for (npy_intp j = 0; j < nq; j++) {
-        int64_t num_rel = 0, npos = 0;
+        int64_t num_rel = 0, npos = 0, num_nonrel = 0;
         for (int64_t y = qo[j]; y < qo[j + 1]; y++) {
             if (qg[y] >= level) num_rel++;
+            else if (qg[y] >= 0) num_nonrel++; /* judged non-relevant: bpref's pool of non-relevant docs */
             if (qg[y] > 0) ideal[npos++] = (double)qg[y];
         }
         qsort(ideal, (size_t)npos, sizeof(double), cmp_double_desc);
@@ -711,6 +713,48 @@ static PyObject *py_measures(PyObject *self, PyObject *args) {
                 int64_t rl = num_rel < n ? num_rel : n, rr = 0;
                 for (int64_t i = 0; i < rl; i++) rr += rg[i] >= level;
                 v = num_rel ? (double)rr / (double)num_rel : 0.0;
+                break;
+            }
+            case M_BPREF:
+            case M_INFAP: {
+                /* trec_eval m_bpref.c / m_infap.c: docs absent from the qrels (INT32_MIN) are skipped; a
+                 * negative grade is "in the pool but unjudged": skipped by bpref, counted by infAP */
+                int64_t nonrel = 0, rel = 0, unj = 0;
+                double s = 0.0;
+                for (int64_t i = 0; i < lim; i++) {
+                    int32_t x = rg[i];
+                    if (x == INT32_MIN) continue;
+                    if (x < 0) {
+                        unj++;
+                    } else if (x < level) {
+                        nonrel++;
+                    } else if (code[mi] == M_BPREF) {
+                        if (nonrel > 0) {
+                            int64_t a = nonrel < num_rel ? nonrel : num_rel;
+                            int64_t b = num_nonrel < num_rel ? num_nonrel : num_rel;
+                            s += 1.0 - (double)a / (double)b;
+                        } else {
+                            s += 1.0;
+                        }
+                    } else {
+                        rel++;
+                        if (i == 0) {
+                            s += 1.0;
+                        } else {
+                            double fj = (double)i;
+                            s += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((double)(rel - 1 + nonrel + unj) / fj) *
+                                                        (((double)(rel - 1) + INFAP_EPSILON) /
+                                                         ((double)(rel - 1 + nonrel) + 2 * INFAP_EPSILON));
+                        }
+                    }
+                }
+                v = num_rel ? s / (double)num_rel : 0.0;
+                break;
+            }
+            case M_JUDGED: {
+                int64_t jd = 0;
+                for (int64_t i = 0; i < lim; i++) jd += rg[i] >= 0;
+                v = (double)jd / (double)k;
                 break;
             }
             default:

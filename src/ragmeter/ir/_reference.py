@@ -141,6 +141,8 @@ def measures(
     nq = len(q2r)
     qq = np.repeat(np.arange(nq), np.diff(qrels_qoff))
     num_rel = np.bincount(qq[qrels_grade >= level], minlength=nq).astype(np.int64)
+    judged_nonrel = (qrels_grade >= 0) & (qrels_grade < level)
+    num_nonrel = np.bincount(qq[judged_nonrel], minlength=nq).astype(np.int64)
     # the evaluated rows: each qrels query's run slice, concatenated (rank order kept)
     present = q2r >= 0
     counts = np.append(np.diff(run_qoff), 0)  # a trailing empty slot for absent queries
@@ -158,6 +160,15 @@ def measures(
     cum_before = np.concatenate([[0.0], cum])[seg[:-1]]
     cumrel = cum - np.repeat(cum_before, n_j)
     disc = 1.0 / np.log2(within + 2.0)
+
+    def before(flags: npt.NDArray[np.bool_]) -> F64:  # count of flagged rows above each row, in its query
+        c = np.cumsum(flags.astype(np.float64))
+        out: F64 = c - flags - np.repeat(np.concatenate([[0.0], c])[seg[:-1]], n_j)
+        return out
+
+    judged = g >= 0
+    pooled_unjudged = (g < 0) & (g != UNJUDGED)  # a negative grade in the qrels; UNJUDGED = not in the qrels
+    nonrel_before = before(judged & ~rel)
     # ideal ranking from every positive grade of the qrels
     qg = qrels_grade.astype(np.int64)
     pos_rows = qg > 0
@@ -212,6 +223,26 @@ def measures(
             else:
                 pfa = np.where(lim > 0, (lim - relret) / np.maximum(lim, 1.0), 0.0)
             v = 1.0 - pmiss - betas[mi] * pfa
+        elif code == 9:  # bpref (trec_eval m_bpref.c)
+            cap = np.minimum(num_nonrel, num_rel)[eidx]
+            a = np.minimum(nonrel_before, num_rel[eidx])
+            term = np.where(nonrel_before > 0, 1.0 - a / np.maximum(cap, 1), 1.0)
+            s = np.bincount(eidx[rel], weights=term[rel], minlength=nq)
+            v = np.where(num_rel > 0, s / safe_rel, 0.0)
+        elif code == 10:  # infAP (trec_eval m_infap.c)
+            eps = 0.00001
+            rb = cumrel[rel] - 1.0
+            nb, ub = nonrel_before[rel], before(pooled_unjudged)[rel]
+            fj = within[rel].astype(np.float64)
+            safe_j = np.maximum(fj, 1.0)
+            term = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((rb + nb + ub) / safe_j) * (
+                (rb + eps) / (rb + nb + 2 * eps)
+            )
+            term = np.where(fj == 0, 1.0, term)
+            s = np.bincount(eidx[rel], weights=term, minlength=nq)
+            v = np.where(num_rel > 0, s / safe_rel, 0.0)
+        elif code == 11:  # judged@k: judged docs in the top k / k
+            v = np.bincount(eidx[judged & in_k], minlength=nq) / k
         else:
             raise ValueError(f"unknown measure code {code}")
         out[mi] = v

@@ -16,6 +16,9 @@ from ragmeter.ir import _native, _reference
 from ragmeter.ir.data import Qrels, Run
 from ragmeter.ir.measures import Measure, parse_measures
 
+CONDENSED_NOTE = (
+    "condensed lists: unjudged docs were removed from every ranking before scoring (Sakai 2007; trec_eval -J)"
+)
 MissingPolicy = Literal["zero", "ignore"]
 NoRelevantPolicy = Literal["exclude", "zero"]
 
@@ -35,6 +38,7 @@ class IREvaluation:
     missing: MissingPolicy
     no_relevant: NoRelevantPolicy
     n_run_only_queries: int
+    condensed: bool = False  # unjudged docs removed from every ranking before scoring (trec_eval -J)
 
     @property
     def measure_names(self) -> list[str]:
@@ -96,6 +100,8 @@ class IREvaluation:
                 else f"{self.n_queries_missing_from_run} judged queries missing from the run are left out"
             ),
         ]
+        if self.condensed:
+            notes.append(CONDENSED_NOTE)
         if self.n_run_only_queries:
             notes.append(f"{self.n_run_only_queries} run queries without judgments are ignored")
         if any(m.code == 8 for m in self.measures):
@@ -114,6 +120,9 @@ class IREvaluation:
             out["per_query"] = self.per_query
         out["n_queries"] = self.n_queries
         out["n_queries_without_relevant"] = self.n_queries_without_relevant
+        if self.condensed:
+            out["condensed"] = True
+            out["notes"] = [CONDENSED_NOTE]
         return out
 
     def to_json(self, *, per_query: bool = False, indent: int | None = 2) -> str:
@@ -127,7 +136,7 @@ class IREvaluation:
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         names = self.measure_names
-        writer.writerow(["query_id", *names])
+        writer.writerow(["query_id (condensed lists)" if self.condensed else "query_id", *names])
         if per_query:
             for qid, row in self.per_query.items():
                 writer.writerow([csv_cell(qid, raw=raw), *(repr(row[n]) for n in names)])
@@ -145,6 +154,7 @@ def evaluate(
     missing: MissingPolicy = "zero",
     no_relevant: NoRelevantPolicy = "exclude",
     collection_size: int | None = None,
+    condensed: bool = False,
     backend: Literal["native", "numpy"] = "native",
 ) -> IREvaluation:
     """Evaluate a run against qrels with trec_eval's semantics.
@@ -153,6 +163,8 @@ def evaluate(
     them out. ``no_relevant="exclude"`` leaves queries without any relevant doc out of the means (they are
     counted in ``n_queries_without_relevant``); ``"zero"`` averages them in as 0, as trec_eval does.
     ``collection_size`` switches AQWV to the MATERIAL false-alarm denominator (N - relevant).
+    ``condensed`` scores every measure on condensed lists: each ranking without its unjudged docs (not in
+    the qrels, or a negative grade), as trec_eval -J; judged@k is then 1 wherever k docs remain.
     """
     if not isinstance(qrels, Qrels) or not isinstance(run, Run):
         raise TypeError("evaluate(qrels: Qrels, run: Run, ...)")
@@ -189,8 +201,11 @@ def evaluate(
         qrels.doc_off,
         qrels.grades,
     )
+    run_qoff = run.qoff
+    if condensed:
+        run_qoff, grades = condense(run_qoff, grades)
     values, num_rel, num_ret = kernels.measures(
-        run.qoff, grades, qrels.qoff, qrels.grades, qrels_to_run, codes, ks, betas, colls, relevance_level
+        run_qoff, grades, qrels.qoff, qrels.grades, qrels_to_run, codes, ks, betas, colls, relevance_level
     )
 
     averaged = in_run.copy() if missing == "ignore" else np.ones(qrels.n_queries, dtype=np.bool_)
@@ -208,4 +223,15 @@ def evaluate(
         missing=missing,
         no_relevant=no_relevant,
         n_run_only_queries=int((run_to_qrels < 0).sum()),
+        condensed=condensed,
     )
+
+
+def condense(
+    qoff: npt.NDArray[np.int64], grades: npt.NDArray[np.int32]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]]:
+    """Rankings without their unjudged rows (grade < 0), rank order kept: trec_eval's -J."""
+    keep = grades >= 0
+    kept_before = np.zeros(len(grades) + 1, dtype=np.int64)
+    np.cumsum(keep, out=kept_before[1:])
+    return np.ascontiguousarray(kept_before[qoff]), np.ascontiguousarray(grades[keep])

@@ -2,7 +2,8 @@
 
 Canonical names are ours (``ndcg@10``); trec_eval's names (``ndcg_cut_10``, ``P_5``, ``recip_rank``,
 ``map_cut_100``, ``success_1``, ``Rprec``) and common aliases (``p@k``, ``success@k``, ``r@k``) are
-accepted too, case-insensitively.
+accepted too, case-insensitively. For incomplete judgments: ``bpref`` and ``infap`` (trec_eval's ``bpref``
+and ``infAP``) and ``judged@k`` (share of the top k that has a judgment, grade >= 0).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from ragmeter.errors import InputError
 
 # Codes shared with _native.c (enum order there).
-P, RECALL, NDCG, NDCG_EXP, MRR, MAP, HIT, RPREC, AQWV = range(9)
+P, RECALL, NDCG, NDCG_EXP, MRR, MAP, HIT, RPREC, AQWV, BPREF, INFAP, JUDGED = range(12)
 
 DEFAULT_CUTOFFS = (1, 3, 5, 10, 20)
 AQWV_BETA = 40.0
@@ -29,6 +30,9 @@ _KINDS: dict[str, tuple[int, bool]] = {
     "hit": (HIT, True),
     "rprec": (RPREC, False),
     "aqwv": (AQWV, True),
+    "bpref": (BPREF, False),
+    "infap": (INFAP, False),
+    "judged": (JUDGED, True),
 }
 _OPTIONAL_CUTOFF = {"ndcg", "ndcg_exp", "mrr", "map"}
 _ALIASES = {

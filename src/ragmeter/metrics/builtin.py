@@ -385,7 +385,10 @@ def _other() -> None:
 
 
 def load() -> None:
+    from ragmeter.metrics import incomplete
+
     _retrieval()
+    incomplete.load()
     _lexical()
     _semantic()
     _judges()

@@ -170,6 +170,7 @@ def known_names() -> list[str]:
 
 _FAMILY_ORDER: list[str] = ["retrieval", "lexical", "semantic", "judge", "custom", "latency", "agreement"]
 _RETRIEVAL_ORDER = ["recall", "precision", "ndcg", "ndcg_exp", "hit", "mrr", "map", "rprec", "aqwv"]
+_RETRIEVAL_ORDER += ["bpref", "infap", "judged"]
 
 
 def _order(name: str) -> tuple[int, int, str]:
