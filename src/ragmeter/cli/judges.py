@@ -193,6 +193,11 @@ def _parse_scale(text: str | None) -> tuple[float, float] | None:
     help="LLM grade counted as relevant against binary human qrels (default 2).",
 )
 @click.option("--seed", type=int, default=42, show_default=True, help="Seed of the bootstrap.")
+@click.option(
+    "--llm-only",
+    is_flag=True,
+    help="The LLM qrels hold LLM labels only (no provenance sidecar needed even if they repeat human grades).",
+)
 @format_option("table", "json")
 def agreement_command(
     qrels_path: str,
@@ -203,23 +208,43 @@ def agreement_command(
     relevance_level: int,
     llm_relevant_grade: int | None,
     seed: int,
+    llm_only: bool,
     fmt: str,
 ) -> None:
-    """Per-label agreement of two qrels, and Kendall's tau / tau_AP between the system rankings they give."""
+    """Per-label agreement of two qrels, and Kendall's tau / tau_AP between the system rankings they give.
+
+    Both sides are scored on the queries judged by both qrels and retrieved by every run. A merged file from
+    `judge-qrels --qrels` is scored on its LLM-graded pairs only (read from its .provenance.json sidecar)."""
     from ragmeter.experiments.qrels_judging import meta_evaluate
+    from ragmeter.experiments.qrels_provenance import copies_human_grades, read_provenance, sidecar_path
     from ragmeter.ir import Qrels
 
     run_tables = _read_runs([*runs, *more_runs])
+    human, llm = Qrels.read(qrels_path), Qrels.read(llm_path)
+    sidecar = sidecar_path(llm_path)
+    llm_pairs = None
     try:
+        if sidecar.exists() and not llm_only:
+            llm_pairs = read_provenance(sidecar).llm
+        elif not llm_only and (copied := copies_human_grades(human, llm)):
+            raise InputError(
+                f"{llm_path} repeats the human grade on all {copied} pairs it shares with {qrels_path}: a merged "
+                f"file (judge-qrels --qrels) without its provenance {sidecar.name}; give the sidecar, LLM-only "
+                "qrels, or --llm-only",
+                source="--llm-qrels",
+            )
         result = meta_evaluate(
-            Qrels.read(qrels_path),
-            Qrels.read(llm_path),
+            human,
+            llm,
             run_tables,
             measure=measure,
             relevance_level=relevance_level,
             llm_relevant_grade=llm_relevant_grade,
+            llm_pairs=llm_pairs,
             seed=seed,
         )
+    except InputError:
+        raise
     except ValueError as exc:
         raise InputError(str(exc)) from None
     out = result.to_dict()
@@ -237,11 +262,22 @@ def agreement_command(
     con.print(
         _table(
             [
+                ("queries scored (both sides)", str(out["n_queries"]), ""),
                 ("pairs judged by both", str(out["n_pairs"]), ""),
+                ("LLM-qrels pairs copied from people (left out)", str(out["n_excluded_human_copies"]), ""),
                 ("Cohen's kappa", f(out["kappa"]), ci(out["kappa_ci"])),
                 ("kappa, quadratic weights", f(out["weighted_kappa"]), ci(out["weighted_kappa_ci"])),
                 (f"Kendall tau ({out['measure']})", f(out["kendall_tau"]), ci(out["kendall_tau_ci"])),
-                ("tau_AP", f(out["tau_ap"]), ""),
+                (
+                    "tau_AP"
+                    + (
+                        ""
+                        if out["tau_ap_variant"] is None or "Yilmaz" in out["tau_ap_variant"]
+                        else ",b (ties)"
+                    ),
+                    f(out["tau_ap"]),
+                    "",
+                ),
             ],
             ["statistic", "value", "95% CI"],
             "LLM qrels vs human qrels",
@@ -319,6 +355,10 @@ def judge_qrels_command(
     if qrels is None:
         raise InputError("the judge graded no pair: nothing to write (see the failures with --format json)")
     qrels.to_trec(output)
+    if report.provenance is not None:
+        from ragmeter.experiments.qrels_provenance import write_provenance
+
+        write_provenance(output, report.provenance)
     if labels_path:
         with open(labels_path, "w", encoding="utf-8") as fh:
             for lab in labels:
@@ -340,4 +380,9 @@ def judge_qrels_command(
     )
     for fail in out["failures"][:5]:
         click.echo(f"failed {fail['query_id']} {fail['doc_id']}: {fail['reason']}")
-    click.echo(f"wrote {output}" + (" (human grades win where both judge)" if human is not None else ""))
+    click.echo(
+        f"wrote {output}"
+        + (" (human grades win where both judge)" if human is not None else "")
+        + f" and its provenance {output}.provenance.json ({out['n_written_human']} human, "
+        f"{out['n_written_llm']} LLM pairs)"
+    )

@@ -16,6 +16,9 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from ragmeter.experiments.tau_ap import tau_ap as tau_ap
+from ragmeter.experiments.tau_ap import tau_ap_b as tau_ap_b
+
 Weights = Literal["linear", "quadratic"] | None
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -184,30 +187,6 @@ def kendall_tau(a: Sequence[float] | npt.ArrayLike, b: Sequence[float] | npt.Arr
     return _tau_b_from_table(_contingency(x, y))
 
 
-def tau_ap(truth: Sequence[float] | npt.ArrayLike, estimate: Sequence[float] | npt.ArrayLike) -> float | None:
-    """AP correlation (Yilmaz, Aslam and Robertson, SIGIR 2008) of the ranking by `estimate` against the
-    ranking by `truth` (higher score = better = earlier): swaps near the top cost more than swaps below.
-
-    tau_AP = 2/(N-1) * sum_{i=2..N} C(i)/(i-1) - 1, walking the estimated ranking, where C(i) counts the
-    items above rank i that the truth also puts above the item at rank i. It is asymmetric by design.
-    Ties, which the definition does not cover: the estimated ranking breaks them by the truth's order
-    worst-first (ties never earn credit), and a pair tied in the truth counts half.
-    """
-    t, e = _as_float(truth), _as_float(estimate)
-    _same_length(t, e)
-    n = len(t)
-    if n < 2:
-        return None
-    order = np.lexsort((t, -e))  # estimate descending; among ties, lower truth first (pessimistic)
-    ts = t[order]
-    total = 0.0
-    for i in range(1, n):
-        above = ts[:i]
-        correct = float((above > ts[i]).sum()) + 0.5 * float((above == ts[i]).sum())
-        total += correct / i
-    return 2.0 * total / (n - 1) - 1.0
-
-
 # --- bootstrap -----------------------------------------------------------------------------------
 
 
@@ -346,15 +325,13 @@ def agreement(
     def ci(stat: Callable[[IntArray], float | None]) -> list[float | None]:
         return bootstrap_interval(stat, n, n_boot=n_boot, seed=seed).as_list()
 
-    notes = []
-    if n and len(set(ih.tolist())) < 2:
-        notes.append("the human labels are all the same: kappa and correlations are undefined")
+    kappa = kap(everything)
     return Agreement(
         n=n,
         labels=list(labs),
         accuracy=acc(everything),
         accuracy_ci=ci(acc),
-        kappa=kap(everything),
+        kappa=kappa,
         kappa_ci=ci(kap),
         weighted_kappa=wkap(everything),
         weighted_kappa_ci=ci(wkap),
@@ -365,5 +342,24 @@ def agreement(
         confusion=_confusion(ih, ij, k).tolist(),
         n_boot=n_boot,
         seed=seed,
-        notes=notes,
+        notes=constant_rater_notes(ih, ij, kappa) if n else [],
     )
+
+
+def constant_rater_notes(ih: IntArray, ij: IntArray, kappa: float | None) -> list[str]:
+    """What a constant rater does to kappa, worded from the kappa actually computed (never contradicting
+    it): undefined when both raters give one and the same label, 0 by construction when only one does."""
+    human_one, judge_one = len(set(ih.tolist())) < 2, len(set(ij.tolist())) < 2
+    if not (human_one or judge_one):
+        return []
+    who = (
+        "the human labels and the judge's"
+        if human_one and judge_one
+        else ("the human labels" if human_one else "the judge's labels")
+    )
+    if kappa is None:
+        return [f"{who} are all one and the same label: kappa and the rank correlations are undefined"]
+    return [
+        f"{who} are all the same: kappa is {kappa:.3f} by construction (chance agreement explains every "
+        "agreement) and the rank correlations are undefined"
+    ]

@@ -5,8 +5,11 @@ errs; the human mean alone is unbiased but wide. PPI keeps the judge's precision
 
     theta_pp = mean(judge over the unlabelled or all items) - mean(judge - human over the labelled items)
 
-with a normal-approximation 95% interval from the two variances. This is the classical PPI mean estimator
-(lambda = 1, no power tuning), as used by ARES (Saad-Falcon et al., 2023).
+with a 95% interval from the two variances. This is the classical PPI mean estimator (lambda = 1, no power
+tuning), as used by ARES (Saad-Falcon et al., 2023). The interval takes Student's t quantile with n - 1
+degrees of freedom (n = human labels) instead of the normal one: at n = 20 the normal interval covered the
+truth in 93.1% of simulated datasets, the t interval in >= 94% (tests/experiments/test_ppi.py). Where the
+approximation still fails (rare outcomes: a 5%-positive metric at n = 20 covers ~0.86) is in docs/judges.md.
 
 The labelled items must be a random sample of the items (not chosen by their judge score), and the
 human labels must be on the judge's scale: map them before calling.
@@ -36,6 +39,9 @@ class PPIResult:
     human_ci: tuple[float, float]
     clipped: bool  # the interval (or the estimate) was cut to the metric's range
     level: float = 0.95
+    # The interval has no width (clipped to one end of the range, or no variance in the sample): it is
+    # not a 95% interval and must never be shown as one.
+    degenerate: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -49,8 +55,16 @@ class PPIResult:
             "human_ci": list(self.human_ci),
             "clipped": self.clipped,
             "level": self.level,
-            "method": "ppi-mean (Angelopoulos et al. 2023), normal approximation",
+            "degenerate": self.degenerate,
+            "method": f"ppi-mean (Angelopoulos et al. 2023), Student t with {self.n_labeled - 1} df",
         }
+
+    def ci_text(self, digits: int = 3) -> str:
+        """The interval for display; a zero-width one says so instead of posing as a 95% interval."""
+        lo, hi = self.ci
+        if self.degenerate:
+            return f"{lo:.{digits}f} (zero-width interval: no valid {self.level:.0%} interval at n={self.n_labeled})"
+        return f"[{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
 def _finite(values: Sequence[float] | npt.ArrayLike, what: str) -> npt.NDArray[np.float64]:
@@ -73,6 +87,25 @@ def _clip(
 
     new = (inside(ci[0]), inside(ci[1]))
     return new, new != ci
+
+
+def t_quantile(p: float, df: int) -> float:
+    """Student's t quantile (scipy.stats.t.ppf within 0.004 at df 3, 1e-6 from df 19; exact for df 1 and 2): closed forms
+    for df <= 2, else the Cornish-Fisher expansion around the normal quantile (Abramowitz and Stegun
+    26.7.5). numpy/stdlib only: the core package does not depend on scipy."""
+    if df < 1:
+        raise ValueError(f"df must be >= 1, got {df}")
+    if df == 1:
+        return math.tan(math.pi * (p - 0.5))
+    if df == 2:
+        return (2.0 * p - 1.0) / math.sqrt(2.0 * p * (1.0 - p))
+    z = NormalDist().inv_cdf(p)
+    g1 = (z**3 + z) / 4.0
+    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96.0
+    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384.0
+    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160.0
+    v = float(df)
+    return z + g1 / v + g2 / v**2 + g3 / v**3 + g4 / v**4
 
 
 def ppi_mean(
@@ -118,7 +151,7 @@ def ppi_mean(
         cov = float(np.cov(f_lab, rect, ddof=1)[0, 1])
         variance -= 2.0 * cov / big_n
     se = math.sqrt(max(variance, 0.0))
-    z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    z = t_quantile(0.5 + level / 2.0, n - 1)
     ci, clipped = _clip((estimate - z * se, estimate + z * se), range)
     (estimate, _), point_clipped = _clip((estimate, estimate), range)
     clipped = clipped or point_clipped
@@ -137,4 +170,5 @@ def ppi_mean(
         human_ci=human_ci,
         clipped=clipped,
         level=level,
+        degenerate=ci[1] - ci[0] <= 0.0,
     )

@@ -15,19 +15,17 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
-from ragmeter.experiments.agreement import agreement, bootstrap_interval, kendall_tau, tau_ap
-from ragmeter.ir import Qrels, Run, evaluate, parse_measure
+from ragmeter.experiments.qrels_meta import DEFAULT_LLM_RELEVANT_GRADE as DEFAULT_LLM_RELEVANT_GRADE
+from ragmeter.experiments.qrels_meta import MetaEvaluation as MetaEvaluation
+from ragmeter.experiments.qrels_meta import meta_evaluate as meta_evaluate
+from ragmeter.experiments.qrels_provenance import Provenance, provenance_of
+from ragmeter.experiments.qrels_provenance import judged_pairs as judged_pairs
+from ragmeter.experiments.qrels_provenance import restrict as restrict
+from ragmeter.ir import Qrels, Run
 from ragmeter.llm.base import LLMClient
-
-# When human qrels are binary (0/1) and LLM grades are 0-3, a grade >= this counts as relevant when the two
-# are compared label by label (TREC DL's and UMBRELA's binarisation: 2 = "highly relevant" and up).
-DEFAULT_LLM_RELEVANT_GRADE = 2
 
 
 @dataclass(frozen=True)
@@ -53,11 +51,6 @@ def pool(runs: Sequence[Run], depth: int, *, query_ids: Sequence[str] | None = N
             for doc, _score in run.query(qid)[:depth]:
                 docs.setdefault(doc, None)
     return {q: list(d) for q, d in out.items()}
-
-
-def judged_pairs(qrels: Qrels) -> dict[tuple[str, str], int]:
-    """(query, doc) -> grade for every judged pair (negative grades mean unjudged and are left out)."""
-    return {(q, d): int(g) for q, docs in qrels.to_dict().items() for d, g in docs.items() if g >= 0}
 
 
 def pairs_to_label(
@@ -128,160 +121,6 @@ def merge_qrels(human: Qrels | None, llm: Qrels | None) -> Qrels:
     return Qrels.from_dict(merged, source="<merged qrels>")
 
 
-def restrict(qrels: Qrels, query_ids: set[str]) -> Qrels:
-    return Qrels.from_dict({q: d for q, d in qrels.to_dict().items() if q in query_ids}, source="<qrels>")
-
-
-# --- meta-evaluation ------------------------------------------------------------------------------
-
-
-@dataclass
-class MetaEvaluation:
-    n_pairs: int
-    labels: dict[str, Any]
-    kendall_tau: float | None
-    kendall_ci: list[float | None]
-    tau_ap: float | None
-    measure: str
-    runs: list[dict[str, Any]]
-    n_queries: int
-    notes: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "n_pairs": self.n_pairs,
-            **self.labels,
-            "measure": self.measure,
-            "kendall_tau": self.kendall_tau,
-            "kendall_tau_ci": self.kendall_ci,
-            "tau_ap": self.tau_ap,
-            "n_runs": len(self.runs),
-            "n_queries": self.n_queries,
-            "runs": self.runs,
-            "notes": self.notes,
-        }
-
-
-def _per_query_matrix(
-    qrels: Qrels, runs: Sequence[Run], measure: str, query_ids: list[str], relevance_level: int
-) -> npt.NDArray[np.float64]:
-    """runs x queries values of `measure`; NaN where a query is not averaged (no relevant doc)."""
-    col = {q: i for i, q in enumerate(query_ids)}
-    out = np.full((len(runs), len(query_ids)), np.nan)
-    for r, run in enumerate(runs):
-        ev = evaluate(qrels, run, [measure], relevance_level=relevance_level)
-        name = ev.measure_names[0]
-        for q, values in ev.per_query.items():
-            if q in col:
-                out[r, col[q]] = values[name]
-    return out
-
-
-def _means(matrix: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    counts = np.sum(~np.isnan(matrix), axis=1)
-    sums = np.nansum(matrix, axis=1)
-    out: npt.NDArray[np.float64] = np.divide(sums, counts, out=np.zeros(len(matrix)), where=counts > 0)
-    return out
-
-
-def meta_evaluate(
-    human: Qrels,
-    llm: Qrels,
-    runs: Mapping[str, Run],
-    *,
-    measure: str = "ndcg@10",
-    relevance_level: int = 1,
-    llm_relevant_grade: int | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
-) -> MetaEvaluation:
-    """Per-label agreement on the pairs both qrels judge, and the agreement of the system rankings.
-
-    Runs are scored on the queries both qrels judge. When the human qrels are binary and the LLM's graded,
-    LLM grades are binarised at `llm_relevant_grade` (default 2) for the label agreement and for binary
-    measures; nDCG keeps every grade. The Kendall tau interval resamples queries (seeded).
-    """
-    notes: list[str] = []
-    h_pairs = judged_pairs(human)
-    l_pairs = judged_pairs(llm)
-    shared = sorted(set(h_pairs) & set(l_pairs))
-    h_grades = [h_pairs[p] for p in shared]
-    l_grades = [l_pairs[p] for p in shared]
-    human_binary = max(h_pairs.values(), default=0) <= 1
-    llm_graded = max(l_pairs.values(), default=0) > 1
-    llm_level = relevance_level
-    if human_binary and llm_graded:
-        llm_level = llm_relevant_grade or DEFAULT_LLM_RELEVANT_GRADE
-        l_grades = [int(g >= llm_level) for g in l_grades]
-        notes.append(f"human qrels are binary: LLM grades >= {llm_level} count as relevant (1), lower as 0")
-    elif llm_relevant_grade is not None:
-        llm_level = llm_relevant_grade
-    if shared:
-        top = max(max(h_grades), max(l_grades), 1)
-        scale = list(range(min(min(h_grades), min(l_grades), 0), top + 1))
-        agree = agreement(h_grades, l_grades, labels=scale, n_boot=n_boot, seed=seed).to_dict()
-        labels = {k: agree[k] for k in ("kappa", "kappa_ci", "weighted_kappa", "weighted_kappa_ci")}
-        labels.update(accuracy=agree["accuracy"], confusion=agree["confusion"])
-    else:
-        labels = {
-            "kappa": None,
-            "kappa_ci": [None, None],
-            "weighted_kappa": None,
-            "weighted_kappa_ci": [None, None],
-        }
-        notes.append("the two qrels judge no pair in common: no label agreement")
-
-    names = list(runs)
-    run_list = [runs[n] for n in names]
-    common = set(human.query_ids) & set(llm.query_ids)
-    query_ids = sorted(common)
-    if not query_ids:
-        raise ValueError("the two qrels share no query: the system rankings cannot be compared")
-    if len(common) < max(len(human.query_ids), len(llm.query_ids)):
-        notes.append(f"runs are scored on the {len(common)} queries both qrels judge")
-    canonical = parse_measure(measure).name
-    hm = _per_query_matrix(restrict(human, common), run_list, canonical, query_ids, relevance_level)
-    lm = _per_query_matrix(restrict(llm, common), run_list, canonical, query_ids, llm_level)
-    h_scores, l_scores = _means(hm), _means(lm)
-    tau = kendall_tau(h_scores, l_scores) if len(names) >= 2 else None
-    tap = tau_ap(h_scores, l_scores) if len(names) >= 2 else None
-
-    def boot_tau(idx: npt.NDArray[np.int64]) -> float | None:
-        return kendall_tau(_means(hm[:, idx]), _means(lm[:, idx]))
-
-    ci: list[float | None] = (
-        bootstrap_interval(boot_tau, len(query_ids), n_boot=n_boot, seed=seed).as_list()
-        if len(names) >= 2
-        else [None, None]
-    )
-    if len(names) < 3:
-        notes.append("fewer than three runs: a ranking correlation says little")
-    h_rank = _ranks_desc(h_scores)
-    l_rank = _ranks_desc(l_scores)
-    rows = [
-        {"run": n, "human": float(h), "llm": float(lx), "rank_human": int(hr), "rank_llm": int(lr)}
-        for n, h, lx, hr, lr in zip(names, h_scores, l_scores, h_rank, l_rank, strict=True)
-    ]
-    return MetaEvaluation(
-        n_pairs=len(shared),
-        labels=labels,
-        kendall_tau=tau,
-        kendall_ci=ci,
-        tau_ap=tap,
-        measure=canonical,
-        runs=rows,
-        n_queries=len(query_ids),
-        notes=notes,
-    )
-
-
-def _ranks_desc(scores: npt.NDArray[np.float64]) -> list[int]:
-    order = np.argsort(-scores, kind="stable")
-    ranks = np.empty(len(scores), dtype=np.int64)
-    ranks[order] = np.arange(1, len(scores) + 1)
-    return [int(r) for r in ranks]
-
-
 @dataclass
 class JudgingReport:
     n_pooled: int
@@ -293,6 +132,7 @@ class JudgingReport:
     failures: list[dict[str, str]]
     usage: dict[str, Any]
     seconds: float
+    provenance: Provenance | None = None  # which written pairs are human, which LLM (the sidecar)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -305,6 +145,8 @@ class JudgingReport:
             "failures": self.failures,
             "usage": self.usage,
             "seconds": round(self.seconds, 3),
+            "n_written_human": len(self.provenance.human) if self.provenance else 0,
+            "n_written_llm": len(self.provenance.llm) if self.provenance else 0,
         }
 
 
@@ -349,5 +191,6 @@ async def judge_pool(
         failures=failures,
         usage=llm.usage.model_dump(),
         seconds=time.perf_counter() - started,
+        provenance=provenance_of(out, human, llm_qrels) if out is not None else None,
     )
     return out, labels, report
