@@ -147,6 +147,7 @@ def ppi_table(result: EvalRunResult) -> Any:
 
 
 def print_run(result: EvalRunResult, *, store_url: str | None = None) -> None:
+    from ragmeter.report.selection import judged_note
     from ragmeter.safety import console_text as t  # data: secrets, control characters, markup escaped
 
     out = console()
@@ -163,6 +164,9 @@ def print_run(result: EvalRunResult, *, store_url: str | None = None) -> None:
     )
     if result.aggregate:
         out.print(summary_table(result))
+        judged = judged_note(result)
+        if judged:
+            out.print(f"[yellow]judged:[/yellow] {judged}")
         latency = latency_table(result)
         if latency is not None:
             out.print(latency)

@@ -22,7 +22,7 @@ from ragmeter.errors import MissingExtraError
 from ragmeter.models import EvalRunResult, MetricResult, QueryEvalResult
 from ragmeter.report.export import ci_text, run_label
 from ragmeter.report.plots import metric_mean, metric_names, metric_values, report_figures
-from ragmeter.report.selection import change_rows, display_order, headline_metrics, no_variation
+from ragmeter.report.selection import change_rows, display_order, headline_metrics, judged_note, no_variation
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -320,6 +320,7 @@ def render_html(
                 "run": run,
                 "config": run.config.model_dump_json(indent=1, exclude_none=True),
                 "metrics": run_columns,
+                "judged": judged_note(run),
                 "rows": [
                     _query_row(q, run_columns, max_docs=max_docs, snippet_chars=snippet_chars)
                     for q in run.per_query

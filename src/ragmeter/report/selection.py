@@ -137,3 +137,20 @@ def change_rows(
     changed = [r for r in rows if r["size"] > _TIE]
     changed.sort(key=lambda r: (-r["size"], r["query_id"]))
     return changed[:top], len(changed)
+
+
+JUDGED_WARN_BELOW = 0.9
+
+
+def judged_note(run: EvalRunResult, k: int = HEADLINE_K) -> str | None:
+    """One line beside nDCG@k when less than 90% of the top k has a judgment (judged@k < 0.9), else None."""
+    ndcg, judged = run.aggregate.get(f"ndcg@{k}"), run.aggregate.get(f"judged@{k}")
+    if ndcg is None or judged is None or ndcg.mean is None or judged.mean is None:
+        return None
+    if judged.mean >= JUDGED_WARN_BELOW:
+        return None
+    return (
+        f"ndcg@{k} = {ndcg.mean:.4f} with judged@{k} = {judged.mean:.4f}: only {judged.mean:.0%} of the top {k} "
+        "docs have a judgment and nDCG counts the others as non-relevant, so it may understate this system "
+        "(see bpref, infAP or `ragmeter eval --condensed`)"
+    )

@@ -71,9 +71,10 @@ def retrieval_scores(
         if ok:
             out.notes.append("no query has relevance judgments: retrieval metrics are not computed")
         return out
-    evaluation = evaluate(
-        Qrels.from_dict(qrels), Run.from_dict(run), list(measures), relevance_level=relevance_level
-    )
+    wanted = list(measures)
+    if "ndcg@10" in wanted and "judged@10" not in wanted:
+        wanted.append("judged@10")  # shown beside nDCG@10 by the report and `runs show` when below 0.9
+    evaluation = evaluate(Qrels.from_dict(qrels), Run.from_dict(run), wanted, relevance_level=relevance_level)
     for r in ok:
         for name, value in (evaluation.per_query.get(r.query_id) or {}).items():
             out.add(r.query_id, MetricResult(name=name, value=float(value)))
