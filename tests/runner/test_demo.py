@@ -47,6 +47,8 @@ def test_demo_runs_three_modes_and_says_where_things_are(tmp_path: Path) -> None
         assert (tmp_path / ".ragmeter" / "demo" / f"{mode}.csv").is_file()
         assert data["run_id"] in out
     assert "ragmeter runs compare" in out and (tmp_path / ".ragmeter" / "ragmeter.db").is_file()
+    store_url = out.split("  store:    ", 1)[1].split()[0]
+    assert f"ragmeter view --db {store_url} " in out  # the viewer's command, for this store
 
 
 def test_judge_hint_names_every_way_to_judge() -> None:

@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "judges": "ragmeter.cli.judges:judges",
     "judge-qrels": "ragmeter.cli.judges:judge_qrels_command",
     "metrics": "ragmeter.cli.metrics:metrics",
+    "view": "ragmeter.cli.view:view_command",
 }
 
 

@@ -167,6 +167,7 @@ def _print_where(results: dict[str, Any], judged: Any, outdir: Path, url: str, d
     out.print(f"  compare:  ragmeter runs compare {a} {b}{opt}")
     shown = " ".join(r.run_id for r in runs.values() if r.run_id)
     out.print(f"  report:   ragmeter report {shown} --out {outdir / 'report'}{opt}  (HTML, plots, CSV)")
+    out.print(f"  browse:   ragmeter view --db {url}  (every query in a local web app)")
 
 
 def _idle_threads(judge: str | None, no_judge: bool) -> int | None:

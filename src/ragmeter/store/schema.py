@@ -152,6 +152,8 @@ class MetricValueRow(Base):
     __table_args__ = (
         UniqueConstraint("run_id", "query_id", "name", name="uq_metric_values_run_query_name"),
         Index("ix_metric_values_run_name", "run_id", "name"),
+        # Values of one metric of a run in order, from the index alone (the viewer's sorted pages).
+        Index("ix_metric_values_run_name_value", "run_id", "name", "value", "query_id"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -1,0 +1,83 @@
+"""`ragmeter view`: browse the store in a local web app, or write chosen runs as static pages."""
+
+from __future__ import annotations
+
+import click
+
+from ragmeter.cli.options import db_option
+from ragmeter.errors import InputError, MissingExtraError
+
+
+def _bind(host: str, port: int) -> object:
+    """A listening socket, so that a port in use is one line (before uvicorn starts)."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}", source="--port") from None
+    sock.listen(128)
+    return sock
+
+
+@click.command("view")
+@db_option
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on (this machine only by default).",
+)
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="Port (0: any free one)."
+)
+@click.option(
+    "--bundle",
+    "bundle",
+    metavar="DIR",
+    default=None,
+    help="Write the --run runs as static pages into DIR instead of serving.",
+)
+@click.option("--run", "run_ids", multiple=True, metavar="ID", help="A run for --bundle (repeat for more).")
+def view_command(db: str | None, host: str, port: int, bundle: str | None, run_ids: tuple[str, ...]) -> None:
+    """Browse runs, queries, judges and comparisons in a local web app (read-only)."""
+    try:
+        import uvicorn
+
+        from ragmeter.view.app import Viewer, create_app
+    except ImportError as exc:
+        raise MissingExtraError("view", "ragmeter view") from exc
+    from ragmeter.store.pages import open_store_readonly
+
+    if bundle is None and run_ids:
+        raise InputError("--run goes with --bundle DIR", source="--run")
+    store = open_store_readonly(db)
+    if bundle is not None:
+        if not run_ids:
+            raise InputError("name the runs to bundle with --run ID (repeatable)", source="--bundle")
+        from ragmeter.safety import check_output_path
+        from ragmeter.view.bundle import write_bundle
+
+        check_output_path(bundle + "/index.html", source="--bundle", create=True)
+        with store:
+            ids = [store.resolve_run_id(r) for r in run_ids]
+            pages = write_bundle(store, ids, bundle)
+        click.echo(f"wrote {len(pages)} pages; open {pages[0].resolve().as_uri()}")
+        return
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        click.echo(
+            f"ragmeter: warning: listening on {host}: anyone who can reach this address can read the store",
+            err=True,
+        )
+    sock = _bind(host, port)
+    app = create_app(Viewer(store))
+    bound = sock.getsockname()[1]  # type: ignore[attr-defined]
+    click.echo(f"ragmeter view: http://{host}:{bound}/  (store {store.url}; Ctrl-C stops)")
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    try:
+        uvicorn.Server(config).run(sockets=[sock])  # type: ignore[list-item]
+    finally:
+        store.close()

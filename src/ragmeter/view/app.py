@@ -1,0 +1,365 @@
+"""The viewer's web app (Starlette): runs, one run, its queries (paged in SQL), one query, and a comparison.
+
+Read-only: the store is opened without migration or sweep and nothing here writes to it. Every stored text
+is escaped by jinja2's autoescaping; a Content-Security-Policy admits only the app's own script and styles,
+so a payload that escaping missed still would not run."""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlencode
+
+from ragmeter.errors import InputError
+from ragmeter.report.selection import display_order
+from ragmeter.store.pages import SORT_COLUMNS, QueryFilter, latencies, query_page, query_result
+from ragmeter.view import data
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+
+    from ragmeter.models import EvalRunResult
+    from ragmeter.store.api import Store
+
+HERE = Path(__file__).parent
+PAGE_SIZE = 50
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'; connect-src 'self'"
+)
+
+
+class NotFound(Exception):
+    """An unknown run or query id: a 404 page."""
+
+
+class BadRequest(Exception):
+    """A query parameter that cannot be read: a 400 page naming it."""
+
+
+def environment() -> Environment:
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+    return Environment(
+        loader=FileSystemLoader(HERE / "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def run_href(run_id: str) -> str:
+    return "/runs/" + quote(run_id, safe="")
+
+
+def query_href(run_id: str, query_id: str) -> str:
+    return run_href(run_id) + "/query?" + urlencode({"id": query_id})
+
+
+def _number(params: Any, name: str) -> float | None:
+    raw = params.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise BadRequest(f"{name}: not a number: {raw[:40]!r}") from None
+    if not math.isfinite(value):
+        raise BadRequest(f"{name}: not a finite number")
+    return value
+
+
+class Viewer:
+    """The pages, over one open store."""
+
+    def __init__(self, store: Store, *, annotator: str | None = None) -> None:
+        self.store = store
+        self.annotator = annotator
+        self.env = environment()
+        self._plots = lru_cache(maxsize=32)(self._plots_uncached)
+
+    def render(self, template: str, status: int = 200, **context: Any) -> Response:
+        from starlette.responses import HTMLResponse
+
+        base = {
+            "static": "/static/",
+            "home": "/",
+            "readonly": self.annotator is None,
+            "annotator": self.annotator or "",
+            "db": self.store.url,
+        }
+        html = self.env.get_template(template).render(**base, **context)
+        return HTMLResponse(html, status_code=status)
+
+    def run(self, run_id: str) -> EvalRunResult:
+        try:
+            return self.store.get_run(run_id, with_queries=False)
+        except InputError:
+            raise NotFound(f"no run {run_id!r} in this store") from None
+
+    # ------------------------------------------------------------------ pages
+
+    def runs_page(self, request: Request) -> Response:
+        p = request.query_params
+        runs = self.store.list_runs()
+        flt = {"dataset": p.get("dataset", ""), "system": p.get("system", ""), "status": p.get("status", "")}
+        shown = [
+            r
+            for r in runs
+            if (not flt["dataset"] or r.config.dataset == flt["dataset"])
+            and (not flt["system"] or data.system_of(r) == flt["system"])
+            and (not flt["status"] or r.status == flt["status"])
+        ]
+        return self.render(
+            "runs.html.j2",
+            rows=data.run_rows(shown),
+            f=flt,
+            datasets=sorted({r.config.dataset for r in runs}),
+            systems=sorted({data.system_of(r) for r in runs}),
+        )
+
+    def _plots_uncached(self, run_id: str, stamp: str) -> list[dict[str, str]]:
+        return data.plots([self.store.get_run(run_id)])
+
+    def run_page(self, request: Request) -> Response:
+        run = self.run(request.path_params["run_id"])
+        assert run.run_id is not None
+        lat = latencies(self.store.engine, run.run_id)
+        dur = data.duration_s(run)
+        stamp = f"{run.completed_at}:{run.n_queries}:{sorted(run.aggregate)}"
+        return self.render(
+            "run.html.j2",
+            run=run,
+            system=data.system_of(run),
+            duration="–" if dur is None else f"{dur:.1f} s",
+            queries_url=run_href(run.run_id) + "/queries",
+            summary=data.summary_rows(run),
+            usage=data.usage_rows(run),
+            ppi=data.ppi_rows(run),
+            classes=data.failure_classes(run),
+            notes=run.notes,
+            p50=data.fmt(data.percentile(lat, 0.5), 1) + " ms" if lat else "–",
+            p95=data.fmt(data.percentile(lat, 0.95), 1) + " ms" if lat else "–",
+            n_latency=len(lat),
+            plots=self._plots(run.run_id, stamp),
+            config=data.config_text(run),
+        )
+
+    def _filter(self, params: Any, names: list[str]) -> QueryFilter:
+        sort = params.get("sort", "position") or "position"
+        if sort not in SORT_COLUMNS and sort not in names:
+            raise BadRequest(f"sort: no column or metric {sort[:60]!r} in this run")
+        metric = params.get("metric") or None
+        if metric is not None and metric not in names:
+            raise BadRequest(f"metric: no metric {metric[:60]!r} in this run")
+        status = params.get("status") or None
+        if status not in (None, "ok", "failed"):
+            raise BadRequest("status: ok or failed")
+        return QueryFilter(
+            sort=sort,
+            descending=params.get("desc") == "1",
+            status=status,
+            text=params.get("q") or None,
+            metric=metric,
+            low=_number(params, "lo"),
+            high=_number(params, "hi"),
+            null_only=params.get("null") == "1",
+            reason=params.get("reason") or None,
+        )
+
+    def queries_page(self, request: Request) -> Response:
+        run = self.run(request.path_params["run_id"])
+        assert run.run_id is not None
+        names = display_order(list(run.aggregate))
+        if not names:
+            from ragmeter.store.pages import run_metric_names
+
+            names = display_order(run_metric_names(self.store.engine, run.run_id))
+        params = request.query_params
+        flt = self._filter(params, names)
+        try:
+            page_no = max(1, int(params.get("page", "1") or 1))
+            size = min(500, max(1, int(params.get("per", str(PAGE_SIZE)) or PAGE_SIZE)))
+        except ValueError:
+            raise BadRequest("page and per: whole numbers") from None
+        page = query_page(self.store.engine, run.run_id, flt, offset=(page_no - 1) * size, limit=size)
+        n_pages = max(1, math.ceil(page.total / size))
+        base = {k: v for k, v in params.items() if k not in ("page",)}
+
+        def href(**changes: Any) -> str:
+            merged = {**base, **{k: str(v) for k, v in changes.items()}}
+            return run_href(run.run_id or "") + "/queries?" + urlencode(merged)
+
+        columns = []
+        for col in ("query_id", "status", "latency_ms", "class", *names):
+            if col == "class":
+                columns.append({"name": col, "href": "#", "arrow": ""})
+                continue
+            sort_col = "position" if col == "query_id" and flt.sort == "position" else col
+            active = flt.sort == sort_col
+            desc = "0" if not active else ("0" if flt.descending else "1")
+            arrow = (" ▼" if flt.descending else " ▲") if active else ""
+            columns.append({"name": col, "href": href(sort=col, desc=desc), "arrow": arrow})
+        rows = []
+        for q in page.rows:
+            cells = []
+            for name in names:
+                m = q.metrics.get(name)
+                cells.append({"text": data.fmt(m.value if m else None), "error": m.error if m else None})
+            rows.append(
+                {
+                    "query_id": q.query_id,
+                    "href": query_href(run.run_id, q.query_id),
+                    "status": q.status,
+                    "latency": data.fmt(q.latency_ms.get("total"), 1),
+                    "klass": data.failure_class_of(q) or "",
+                    "cells": cells,
+                }
+            )
+        return self.render(
+            "queries.html.j2",
+            run=run,
+            f=flt,
+            metric_names=names,
+            page=page,
+            rows=rows,
+            columns=columns,
+            page_no=page_no,
+            n_pages=n_pages,
+            prev_href=href(page=page_no - 1) if page_no > 1 else "",
+            next_href=href(page=page_no + 1) if page_no < n_pages else "",
+        )
+
+    def query_page(self, request: Request) -> Response:
+        run = self.run(request.path_params["run_id"])
+        assert run.run_id is not None
+        qid = request.query_params.get("id", "")
+        q = query_result(self.store.engine, run.run_id, qid)
+        if q is None:
+            raise NotFound(f"run {run.run_id} has no query {qid!r}")
+        return self.render(
+            "query.html.j2",
+            run=run,
+            q=data.query_detail(run, q),
+            queries_url=run_href(run.run_id) + "/queries",
+            **self.label_context(run, q),
+        )
+
+    def label_context(self, run: EvalRunResult, q: Any) -> dict[str, Any]:
+        """Extra context of the query page (the labelling mode adds its controls here)."""
+        return {}
+
+    def compare_page(self, request: Request) -> Response:
+        ids = request.query_params.getlist("run")
+        if len(ids) < 2:
+            raise BadRequest("run: pick two or more runs to compare")
+        runs = []
+        for rid in ids:
+            try:
+                runs.append(self.store.get_run(rid))
+            except InputError:
+                raise NotFound(f"no run {rid!r} in this store") from None
+        labels = data.labels_of(runs)
+        changes, n_changed = data.changed_queries(runs)
+        first_id = runs[0].run_id or ""
+        for r in changes:
+            r["href"] = "/compare?" + urlencode(
+                [("run", x.run_id or "") for x in runs] + [("query", r["query_id"])]
+            )
+        qid = request.query_params.get("query") or (changes[0]["query_id"] if changes else None)
+        side = None
+        if qid is not None:
+            found = [next((q for q in r.per_query if q.query_id == qid), None) for r in runs]
+            if all(f is None for f in found):
+                raise NotFound(f"no query {qid!r} in these runs")
+            first = next(f for f in found if f is not None)
+            side = {
+                "query_id": qid,
+                "question": first.question,
+                "columns": [
+                    {
+                        "label": lab,
+                        "answer": f.answer if f else None,
+                        "metrics": [(n, data.fmt(f.metrics[n].value)) for n in display_order(list(f.metrics))]
+                        if f
+                        else [],
+                    }
+                    for lab, f in zip(labels, found, strict=True)
+                ],
+                "diff": data.retrieved_diff(found[0], found[1]),
+            }
+        return self.render(
+            "compare.html.j2",
+            runs=runs,
+            labels=labels,
+            plots=data.plots(runs, compare=True),
+            changes=changes,
+            n_changed=n_changed,
+            change_metrics=[c["metric"] for c in changes[0]["cells"]] if changes else [],
+            side=side,
+            first_id=first_id,
+        )
+
+    # ------------------------------------------------------------------ errors
+
+    def error_page(self, code: int, title: str, message: str) -> Response:
+        return self.render("error.html.j2", status=code, code=code, title=title, message=message)
+
+
+def create_app(viewer: Viewer, *, extra_routes: list[Any] | None = None) -> Starlette:
+    from starlette.applications import Starlette
+    from starlette.exceptions import HTTPException
+    from starlette.middleware import Middleware
+    from starlette.middleware.base import BaseHTTPMiddleware
+    from starlette.routing import Mount, Route
+    from starlette.staticfiles import StaticFiles
+
+    async def headers(request: Request, call_next: Any) -> Response:
+        response: Response = await call_next(request)
+        response.headers["Content-Security-Policy"] = CSP
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "no-referrer"
+        return response
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return viewer.error_page(404, "not found", str(exc) if isinstance(exc, NotFound) else "no such page")
+
+    async def bad_request(request: Request, exc: Exception) -> Response:
+        return viewer.error_page(400, "bad request", str(exc))
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        code = exc.status_code if isinstance(exc, HTTPException) else 500
+        if code == 404:
+            return await not_found(request, exc)
+        detail = exc.detail if isinstance(exc, HTTPException) else "error"
+        return viewer.error_page(code, "error", str(detail))
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        first = (str(exc).splitlines() or [""])[0][:200]
+        return viewer.error_page(500, "server error", f"{exc.__class__.__name__}: {first}")
+
+    routes = [
+        Route("/", viewer.runs_page),
+        Route("/runs/{run_id}", viewer.run_page),
+        Route("/runs/{run_id}/queries", viewer.queries_page),
+        Route("/runs/{run_id}/query", viewer.query_page),
+        Route("/compare", viewer.compare_page),
+        *(extra_routes or []),
+        Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
+    ]
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(BaseHTTPMiddleware, dispatch=headers)],
+        exception_handlers={
+            NotFound: not_found,
+            BadRequest: bad_request,
+            HTTPException: http_error,
+            Exception: server_error,
+        },
+    )
