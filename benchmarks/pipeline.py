@@ -74,8 +74,8 @@ def peers(ds: Any, questions: list[str]) -> dict[str, Any]:
     import numpy as np
     import Stemmer
 
+    from ragmeter.datasets.chunking import chunk_documents
     from ragmeter.systems import Retrieved
-    from ragmeter.systems.chunking import chunk_documents
     from ragmeter.systems.indexes import DenseIndex, load_embedder
 
     res: dict[str, Any] = {}

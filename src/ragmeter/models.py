@@ -20,6 +20,19 @@ from pydantic import (
     model_serializer,
 )
 
+from ragmeter.errors import InputError
+
+
+def parse_executor(spec: str | None) -> tuple[str, str | None]:
+    """'local' | 'ray' | 'ray:ADDRESS' -> (kind, address)."""
+    text = (spec or "local").strip()
+    kind, _, address = text.partition(":")
+    if kind not in ("local", "ray"):
+        raise InputError(f"unknown executor {text!r}: use local, ray or ray:ADDRESS", source="--executor")
+    if kind == "local" and address:
+        raise InputError("the local executor takes no address", source="--executor")
+    return kind, (address or None)
+
 
 class Document(BaseModel):
     """One document (or chunk) of a corpus."""
@@ -174,8 +187,6 @@ class EvalConfig(BaseModel):
     @field_validator("executor")
     @classmethod
     def _known_executor(cls, v: str) -> str:
-        from ragmeter.distributed.cluster import parse_executor
-
         kind, address = parse_executor(v)
         return kind if address is None else f"{kind}:{address}"
 

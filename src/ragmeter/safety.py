@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import base64
+import gzip
 import logging
 import os
 import re
@@ -366,3 +367,22 @@ def describe_file_error(exc: OSError | UnicodeError) -> str:
         where = f"{exc.filename}: " if exc.filename else ""
         return f"{where}{exc.strerror or exc}"
     return str(exc)
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """Read a file, transparently gunzipping it; missing files are an InputError."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError("no such file", source=str(path)) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a file", source=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise InputError(f"corrupt gzip data: {exc}", source=str(path)) from None
+    return data

@@ -132,7 +132,7 @@ def _one_line(obj: object) -> str:
 def read_text_any(path: str | Path) -> str:
     """read_text, also for gzip files: one InputError naming the file for any unreadable input."""
     if Path(path).suffix == ".gz":
-        from ragmeter.ir._bytes import read_bytes  # reads and gunzips, errors name the file
+        from ragmeter.safety import read_bytes  # reads and gunzips, errors name the file
 
         return decode_text(read_bytes(path), source=str(path))
     return read_text(path)

@@ -124,7 +124,7 @@ async def test_a_judged_run_with_human_labels_reports_ppi_estimates(tmp_path: Pa
 
 
 async def test_rescore_recomputes_the_ppi_estimates(tmp_path: Path, scripted: Any) -> None:
-    from ragmeter.score.rescore import arescore
+    from ragmeter.run.rescore import arescore
 
     server = await scripted(_grader)
     db = f"sqlite:///{tmp_path / 'r.db'}"

@@ -43,7 +43,7 @@ def _grader(req: Any) -> Any:
 
 
 def test_rescore_gives_identical_non_llm_values_and_stores_each_once(tmp_path: Path) -> None:
-    from ragmeter.score.rescore import rescore
+    from ragmeter.run.rescore import rescore
 
     path, db = _dataset_file(tmp_path), f"sqlite:///{tmp_path / 's.db'}"
     ds = make_dataset()
@@ -78,7 +78,7 @@ def test_rescore_gives_identical_non_llm_values_and_stores_each_once(tmp_path: P
 
 
 async def test_a_judge_added_by_rescore_to_a_run_made_without_one(tmp_path: Path, scripted: Any) -> None:
-    from ragmeter.score.rescore import arescore
+    from ragmeter.run.rescore import arescore
 
     path, db = _dataset_file(tmp_path), f"sqlite:///{tmp_path / 'j.db'}"
     ds = make_dataset()

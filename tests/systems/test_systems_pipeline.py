@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from ragmeter.datasets import demo_dataset
+from ragmeter.datasets.chunking import chunk_documents, chunk_words
 from ragmeter.errors import InputError
 from ragmeter.models import Document
 from ragmeter.systems import Pipeline, Retrieved, build_system
-from ragmeter.systems.chunking import chunk_documents, chunk_words
 from ragmeter.systems.indexes import rrf
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ragmeter import __version__
+from ragmeter._version import __version__
 from ragmeter.cli.settings import log_options
 from ragmeter.errors import RagmeterError
 

@@ -229,7 +229,7 @@ def _judge_within_budget(
 def _score_what_was_judged(dataset: Any, config: Any, store: Any) -> Any:
     """The stopped judged run scored as far as it got (the library's rescore of its stored outputs: no
     judge call); it stays failed and resumable."""
-    from ragmeter.score.rescore import rescore
+    from ragmeter.run.rescore import rescore
     from ragmeter.score.writers import write_outputs
 
     out = console()

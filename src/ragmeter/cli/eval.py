@@ -89,7 +89,7 @@ def eval_command(
         raise InputError(
             f"must be a positive number of documents, got {collection_size}", source="--collection-size"
         )
-    from ragmeter.distributed.cluster import parse_executor
+    from ragmeter.models import parse_executor
 
     executor_kind, executor_address = parse_executor(executor)
     names = _split_measures(measures)

@@ -19,7 +19,7 @@ from ragmeter.cli.options import db_option, echo_json, format_option, open_db, p
 @db_option
 def rescore_command(run_id: str, metrics: str | None, judge: str | None, fmt: str, db: str | None) -> None:
     """Recompute metrics of a stored run from its stored outputs (its system is not called)."""
-    from ragmeter.score.rescore import rescore
+    from ragmeter.run.rescore import rescore
 
     names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
     store = open_db(db)

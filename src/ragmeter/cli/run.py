@@ -182,7 +182,7 @@ def run_command(
     if concurrency is not None and concurrency < 1:
         raise InputError("must be at least 1", source="--concurrency")
     if executor is not None:
-        from ragmeter.distributed.cluster import parse_executor
+        from ragmeter.models import parse_executor
 
         parse_executor(executor)
     target = output or str(default_output(None))

@@ -263,8 +263,8 @@ def export_command(run_id: str, output: str | None, csv_raw: bool, fmt: str, db:
     import tempfile
     from pathlib import Path
 
-    from ragmeter.runner import write_csv, write_json
     from ragmeter.safety import check_output_path
+    from ragmeter.score.writers import write_csv, write_json
 
     if output:
         check_output_path(output, source="--output")

@@ -75,8 +75,8 @@ def _looks_like_corpus(path: Path) -> bool:
 def ingest_documents(
     store: object, collection: str, docs: list[Document], *, chunk_size: int, chunk_overlap: int, source: str
 ) -> tuple[int, int]:
+    from ragmeter.datasets.chunking import chunk_documents
     from ragmeter.store import ChunkRecord, Store
-    from ragmeter.systems.chunking import chunk_documents
 
     assert isinstance(store, Store)
     if chunk_size < 1 or not 0 <= chunk_overlap < chunk_size:

@@ -6,6 +6,9 @@ import os
 from typing import Any
 
 from ragmeter.errors import InputError, MissingExtraError
+from ragmeter.models import (
+    parse_executor as parse_executor,  # the executor spec is validated with the config record
+)
 
 # Environment variables a worker needs to reach models; their VALUES travel in the runtime_env of the job
 # (set once by the driver), never in task arguments, and are never stored or logged.
@@ -26,17 +29,6 @@ def ray_module() -> Any:
     except ImportError as exc:
         raise MissingExtraError("ray", "the Ray executor") from exc
     return ray
-
-
-def parse_executor(spec: str | None) -> tuple[str, str | None]:
-    """'local' | 'ray' | 'ray:ADDRESS' -> (kind, address)."""
-    text = (spec or "local").strip()
-    kind, _, address = text.partition(":")
-    if kind not in ("local", "ray"):
-        raise InputError(f"unknown executor {text!r}: use local, ray or ray:ADDRESS", source="--executor")
-    if kind == "local" and address:
-        raise InputError("the local executor takes no address", source="--executor")
-    return kind, (address or None)
 
 
 def ensure_ray(address: str | None = None, *, num_cpus: int | None = None) -> Any:

@@ -21,8 +21,8 @@ from typing import Any
 
 from ragmeter.distributed.cluster import ensure_ray
 from ragmeter.models import EvalDataset, EvalQuery, QueryEvalResult
+from ragmeter.records import RunRecord
 from ragmeter.run.executor import OnResult
-from ragmeter.run.record import RunRecord
 
 DEFAULT_CONCURRENCY_PER_WORKER = 8
 # A query whose actor died (after Ray's own restarts and retries) goes to another actor this many times in all.
@@ -169,7 +169,7 @@ def _failed(query: EvalQuery, reason: str) -> QueryEvalResult:
 
 def executor_from_spec(spec: str | None, dataset: EvalDataset, **kwargs: Any) -> Any:
     """'local' -> None (the caller's default LocalExecutor); 'ray[:ADDRESS]' -> a RayExecutor."""
-    from ragmeter.distributed.cluster import parse_executor
+    from ragmeter.models import parse_executor
 
     kind, address = parse_executor(spec)
     if kind == "local":

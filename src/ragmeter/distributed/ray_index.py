@@ -68,7 +68,7 @@ def build_dense_index_ray(pipeline: Any, **ray_options: Any) -> Path | None:
     import shutil
     import tempfile
 
-    from ragmeter.systems.chunking import chunk_documents
+    from ragmeter.datasets.chunking import chunk_documents
     from ragmeter.systems.indexes import _publish, _read_meta, fingerprint
     from ragmeter.systems.pipeline import _slug
 

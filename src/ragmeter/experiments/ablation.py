@@ -235,7 +235,7 @@ def _check_columns(spec: ExperimentSpec, source: str) -> None:
 
 
 def _check_variant(spec: ExperimentSpec, variant: Variant, dataset: EvalDataset) -> None:
-    from ragmeter.run.record import reference_ref
+    from ragmeter.records import reference_ref
     from ragmeter.run.systems import check_system
 
     where = f"variants.{spec.variants.index(variant)}" if variant in spec.variants else "baseline"

@@ -26,7 +26,7 @@ def store_report(
     "validate:<metric>"): kappa, weighted kappa and accuracy as its aggregates with their intervals,
     one result per item (the judge's value, the human label in details), the whole report in the
     run's summary. Returns the run id."""
-    from ragmeter import __version__
+    from ragmeter._version import __version__
     from ragmeter.models import EvalConfig, MetricSummary, QueryEvalResult
 
     config = EvalConfig(

@@ -3,10 +3,8 @@
 
 from __future__ import annotations
 
-import gzip
-from pathlib import Path
-
 from ragmeter.errors import InputError
+from ragmeter.safety import read_bytes as read_bytes  # one reader for every input file (yamlfile too)
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -50,25 +48,6 @@ def text_bytes(data: bytes, *, source: str) -> bytes:
 
 def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not a finite number")
-
-
-def read_bytes(path: str | Path) -> bytes:
-    """Read a file, transparently gunzipping it; missing files are an InputError."""
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError("no such file", source=str(path)) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a file", source=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise InputError(f"corrupt gzip data: {exc}", source=str(path)) from None
-    return data
 
 
 def _parse_value(text: str) -> float | None:

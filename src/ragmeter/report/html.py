@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragmeter import __version__
 from ragmeter import metrics as registry
+from ragmeter._version import __version__
 from ragmeter.errors import MissingExtraError
 from ragmeter.models import EvalRunResult, MetricResult, QueryEvalResult
 from ragmeter.report.export import ci_text, run_label

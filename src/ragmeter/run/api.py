@@ -37,9 +37,9 @@ def package_versions() -> dict[str, str]:
     import platform
     from importlib import metadata
 
-    import ragmeter
+    from ragmeter._version import __version__
 
-    out = {"ragmeter": ragmeter.__version__}
+    out = {"ragmeter": __version__}
     for dist in ("numpy", "pydantic", "sqlalchemy", "sentence-transformers", "torch", "openai", "bm25s"):
         try:
             out[dist] = metadata.version(dist)

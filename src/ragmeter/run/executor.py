@@ -15,8 +15,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from ragmeter.models import EvalDataset, EvalQuery, QueryEvalResult
+from ragmeter.records import RunRecord
 from ragmeter.run.loop import QueryWorker
-from ragmeter.run.record import RunRecord
 
 OnResult = Callable[[int, QueryEvalResult], Awaitable[None] | None]
 

@@ -11,9 +11,9 @@ import contextlib
 import time
 from typing import Any
 
+from ragmeter.llm.meter import MeteredLLM, query_usage
 from ragmeter.models import EvalDataset, EvalQuery, QueryEvalResult, RetrievedDoc
-from ragmeter.run.meter import MeteredLLM, query_usage
-from ragmeter.run.record import RunRecord
+from ragmeter.records import RunRecord
 from ragmeter.run.systems import SystemAdapter, build_system, make_llm
 from ragmeter.score.plan import MetricPlan, plan_metrics
 from ragmeter.score.query import error_text, score_query

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import InputError
 from ragmeter.models import EvalConfig, EvalDataset, EvalQuery, EvalRunResult
-from ragmeter.run.record import CONTEXT_K, DatasetRef, RunRecord, llm_ref, system_ref
+from ragmeter.records import CONTEXT_K, DatasetRef, RunRecord, llm_ref
+from ragmeter.run.record import system_ref
 from ragmeter.score.plan import MetricPlan, plan_metrics
 
 if TYPE_CHECKING:
@@ -208,7 +209,7 @@ def _stored_record(stored: EvalRunResult) -> RunRecord:
 
 
 def _resume_record(stored: EvalRunResult, system: Any, ds_hash: str) -> RunRecord:
-    from ragmeter.run.record import object_fingerprint
+    from ragmeter.records import object_fingerprint
 
     run_id = stored.run_id
     record = _stored_record(stored)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import InputError
 from ragmeter.models import EvalDataset
-from ragmeter.run.record import LLMRef, RunRecord, SystemRef
+from ragmeter.records import LLMRef, RunRecord, SystemRef
 
 if TYPE_CHECKING:
     from ragmeter.store import Store

@@ -1,6 +1,6 @@
 """Scoring of stored outputs: per-query scorers, run-level metrics (IR engine, SBERT batch, total_score),
 aggregates with in-range intervals, latency percentiles, usage, writers (JSON, CSV); `rescore` of a stored
-run is ragmeter.score.rescore.rescore."""
+run is ragmeter.run.rescore.rescore (it rebuilds judges from the run record)."""
 
 from __future__ import annotations
 

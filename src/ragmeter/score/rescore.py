@@ -1,220 +1,23 @@
-"""`rescore`: recompute or add metrics on a stored run without calling its system (inspect_ai's `score`).
-
-Everything is computed from the stored outputs (retrieved ids, ranks and texts, answers) and the dataset
-(gold answers, qrels; its hash must match the run's). Non-LLM values equal the original run's; judge
-metrics can be added to a run made without a judge. The recomputed values replace their rows; the
-aggregates, notes and usage of the run are updated; the run's outputs are not touched.
-"""
+"""Deprecated location: re-scoring a stored run rebuilds its judges and dataset from the run record, which is
+the run layer's job, so it moved to `ragmeter.run.rescore` (`rescore`, `arescore`). The old names still
+resolve here, with a DeprecationWarning naming the new place."""
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
-from collections.abc import Sequence
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+import warnings
+from typing import Any
 
-from ragmeter.errors import InputError
-from ragmeter.models import EvalDataset, EvalQuery, EvalRunResult, MetricResult, QueryEvalResult
-from ragmeter.score.plan import MetricPlan, plan_metrics
-
-if TYPE_CHECKING:
-    from ragmeter.run.record import RunRecord
-    from ragmeter.store import Store
+_MOVED = ("rescore", "arescore")
 
 
-def rescore(run_id: str, **kwargs: Any) -> EvalRunResult:
-    """Sync wrapper of `arescore`."""
-    return asyncio.run(arescore(run_id, **kwargs))
-
-
-async def arescore(
-    run_id: str,
-    *,
-    store: Store,
-    metrics: Sequence[str] | None = None,
-    judge: str | None = None,
-    llm: Any = None,
-    dataset: EvalDataset | None = None,
-) -> EvalRunResult:
-    """Recompute `metrics` (default: every non-LLM metric of the run, plus the judges when `judge` or
-    `llm` is given) on stored run `run_id`; returns the updated run."""
-    from ragmeter.run.meter import MeteredLLM
-
-    run = store.get_run(run_id)
-    record = _record(run)
-    data = _dataset(run, store, dataset)
-    wants_judge = judge is not None or llm is not None or _names_judge(metrics)
-    plan = plan_metrics(
-        metrics or record.metrics,
-        record.cutoffs,
-        evaluate_generation=record.evaluate_generation,
-        judged=wants_judge,
-        semantic=run.config.extra.get("semantic") is not False,
-        strict=bool(metrics),
-        source="--metrics",
+def __getattr__(name: str) -> Any:
+    if name not in _MOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        f"ragmeter.score.rescore.{name} moved to ragmeter.run.rescore.{name}",
+        DeprecationWarning,
+        stacklevel=2,
     )
-    if not metrics and any("retrieval_grade" in r.metrics for r in run.per_query):
-        plan = dataclasses.replace(plan, total_score=True)  # from the stored grades: no judge call
-    client, owned = _judge_client(plan, record, judge, llm)
-    try:
-        metered = MeteredLLM(client, "judge") if client is not None else None
-        by_id = {q.query_id: q for q in data.queries}
-        missing = [r.query_id for r in run.per_query if r.query_id not in by_id]
-        if missing:
-            raise InputError(f"query {missing[0]!r} of the run is not in the dataset", source="--dataset")
-        results = await _per_query(plan, run.per_query, by_id, record.context_k, metered, record.concurrency)
-    finally:
-        if owned and client is not None:
-            await client.aclose()
-    return await _store(store, run, record, plan, results, data, judge_public=_public(client))
+    from ragmeter.run import rescore as moved  # a deprecation shim: the only upward import, allowed by name
 
-
-def _record(run: EvalRunResult) -> RunRecord:
-    from ragmeter.run.prepare import legacy_record
-    from ragmeter.run.record import RunRecord
-
-    return RunRecord.model_validate(run.record) if run.record else legacy_record(run)
-
-
-def _dataset(run: EvalRunResult, store: Store, dataset: EvalDataset | None) -> EvalDataset:
-    from ragmeter.run.prepare import dataset_hash
-    from ragmeter.run.systems import resolve_dataset
-
-    data = dataset or resolve_dataset(run.config.dataset, seed=run.config.seed, store=store)
-    if run.dataset_hash and dataset_hash(data) != run.dataset_hash:
-        raise InputError(
-            f"the dataset {run.config.dataset!r} changed since run {run.run_id} was made: rescoring would mix "
-            "two datasets",
-            source="--dataset",
-        )
-    return data
-
-
-def _names_judge(metrics: Sequence[str] | None) -> bool:
-    import ragmeter.metrics as rm
-
-    return any(rm.family_of(m) == "judge" and m != "total_score" for m in metrics or ())
-
-
-def _judge_client(plan: MetricPlan, record: RunRecord, judge: str | None, llm: Any) -> tuple[Any, bool]:
-    if not plan.judges:
-        return None, False
-    if llm is not None:
-        return llm, False
-    from ragmeter.run.record import LLMRef
-    from ragmeter.run.systems import check_llm_spec, make_llm
-
-    if judge is not None:
-        check_llm_spec(judge, source="--judge")
-        return make_llm(LLMRef(spec=judge), record), True
-    if record.judge is None:
-        raise InputError("judge metrics need a judge: give --judge MODEL", source="--judge")
-    return make_llm(record.judge, record), True
-
-
-def _public(client: Any) -> dict[str, Any] | None:
-    public = getattr(client, "spec_public", None) if client is not None else None
-    return dict(public) if isinstance(public, dict) else None
-
-
-async def _per_query(
-    plan: MetricPlan,
-    stored: Sequence[QueryEvalResult],
-    queries: dict[str, EvalQuery],
-    context_k: int,
-    judge: Any,
-    concurrency: int,
-) -> list[QueryEvalResult]:
-    """Each stored result with its per-query metrics of `plan` recomputed (judges concurrently)."""
-    from ragmeter.run.meter import query_usage
-    from ragmeter.score.query import merge_metrics, score_query
-
-    gate = asyncio.Semaphore(max(1, concurrency))
-
-    async def one(r: QueryEvalResult) -> QueryEvalResult:
-        if r.status != "ok":
-            return r
-        async with gate:
-            with query_usage() as usage:
-                values = await score_query(plan, queries[r.query_id], r, context_k=context_k, judge=judge)
-        merged = merge_metrics(r, values)
-        if usage:
-            merged = merged.model_copy(update={"usage": {**r.usage, **_add_usage(r.usage, usage)}})
-        return merged
-
-    return list(await asyncio.gather(*(one(r) for r in stored)))
-
-
-def _add_usage(
-    old: dict[str, dict[str, dict[str, Any]]], new: dict[str, dict[str, dict[str, Any]]]
-) -> dict[str, dict[str, dict[str, Any]]]:
-    return {role: {**old.get(role, {}), **labels} for role, labels in new.items()}
-
-
-async def _store(
-    store: Store,
-    run: EvalRunResult,
-    record: RunRecord,
-    plan: MetricPlan,
-    results: list[QueryEvalResult],
-    data: EvalDataset,
-    *,
-    judge_public: dict[str, Any] | None,
-) -> EvalRunResult:
-    from ragmeter.score.finish import score_run
-
-    assert run.run_id is not None
-    queries = [q for q in data.queries if q.query_id in {r.query_id for r in results}]
-    scored = await score_run(
-        plan,
-        queries,
-        results,
-        relevance_level=record.relevance_level,
-        seed=record.seed,
-        evaluate_generation=record.evaluate_generation,
-        models={"judge": (judge_public or {}).get("model")},
-    )
-    recomputed = _recomputed(plan, scored.per_query, run.per_query, scored.run_level)
-    store.put_metric_values(run.run_id, recomputed)
-    summary = {**store.run_summary(run.run_id), **scored.summary}
-    new_usage = any(r.usage != s.usage for r, s in zip(scored.per_query, run.per_query, strict=True))
-    if not new_usage:
-        summary.pop("usage", None)
-        if run.usage is not None:
-            summary["usage"] = run.usage
-    summary["rescored"] = {
-        "at": datetime.now(UTC).isoformat(),
-        "metrics": sorted({n for values in recomputed.values() for n in values}),
-    }
-    versions = dict(run.versions)
-    if plan.judges:
-        from ragmeter.judges import prompt_versions
-
-        versions.update({f"prompt.{n}": v for n, v in prompt_versions(list(plan.judges)).items()})
-        if judge_public is not None:
-            import json
-
-            versions["judge"] = json.dumps(judge_public, sort_keys=True)
-    store.update_scores(run.run_id, aggregate=scored.aggregate, summary=summary, versions=versions)
-    updated = store.get_run(run.run_id)
-    return updated.model_copy(update={"per_query": scored.per_query})
-
-
-def _recomputed(
-    plan: MetricPlan,
-    now: Sequence[QueryEvalResult],
-    before: Sequence[QueryEvalResult],
-    run_level: dict[str, dict[str, MetricResult]],
-) -> dict[str, dict[str, MetricResult]]:
-    """The values that changed or were added (per query and run level), to store as rows."""
-    out: dict[str, dict[str, MetricResult]] = {}
-    for r, old in zip(now, before, strict=True):
-        fresh = {
-            n: m
-            for n, m in r.metrics.items()
-            if old.metrics.get(n) != m or n in run_level.get(r.query_id, {})
-        }
-        if fresh:
-            out[r.query_id] = fresh
-    return out
+    return getattr(moved, name)

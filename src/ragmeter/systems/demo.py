@@ -133,6 +133,6 @@ class DemoHybridLocal:
 def _metered(client: Any) -> Any:
     """The client with its calls counted in the run's usage under the role "generator", as the run loop
     does for the generator it builds itself."""
-    from ragmeter.run.meter import MeteredLLM
+    from ragmeter.llm.meter import MeteredLLM
 
     return MeteredLLM(client, "generator")

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from ragmeter.datasets.chunking import Chunk
 from ragmeter.errors import InputError, MissingExtraError
-from ragmeter.systems.chunking import Chunk
 
 FORMAT_VERSION = 1
 log = logging.getLogger("ragmeter.systems")

@@ -9,10 +9,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ragmeter.datasets.chunking import Chunk, chunk_documents
 from ragmeter.errors import InputError
 from ragmeter.models import Document
 from ragmeter.systems.base import Retrieved
-from ragmeter.systems.chunking import Chunk, chunk_documents
 from ragmeter.systems.indexes import BM25Index, DenseIndex, Hits, index_folder, rrf
 
 COMPONENTS = frozenset({"chunking", "bm25", "dense", "rerank", "generation"})

@@ -1,0 +1,202 @@
+"""The run record: everything that rebuilds a run, persisted with it (no secrets). A boundary record like
+those of models.py: it names a system and never imports one (building a reference from a live object is
+ragmeter.run.record.system_ref; rebuilding from the record is ragmeter.run.rebuild).
+
+Resume and rescore start from it: the system reference with all of its options (or the fingerprint of an
+in-process object), the dataset and its hash, metrics, cut-offs, seed, the judge and generator specs with
+credentials removed, concurrency and the executor.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragmeter.safety import REDACTED, redact_spec
+
+RECORD_SCHEMA_VERSION = 1
+# How many of the top retrieved texts a generator and the judges get (config.extra["context_k"] overrides).
+CONTEXT_K = 5
+
+SystemKind = Literal["builtin", "reference", "http", "run_file", "object"]
+_SECRET_KEY = re.compile(r"(key|token|secret|password|passwd|auth|signature|credential)", re.IGNORECASE)
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_unjsonable)
+
+
+def _unjsonable(value: Any) -> Any:
+    if isinstance(value, set | frozenset):
+        return sorted(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def sha256(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+class SystemRef(BaseModel):
+    """What was evaluated. A reference (`builtin`, `module:attr`, a URL, a run file) is rebuilt from `spec`
+    and `options`; an in-process object (`kind="object"`) only by passing an object with the same
+    fingerprint through the Python API."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: SystemKind
+    spec: str  # builtin | module:attr | URL | run file path | module.qualname of the object
+    mode: str = "hybrid"
+    namespace: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)  # every build_system keyword, JSON
+    fingerprint: str
+    rebuildable: bool = True
+    why_not: str | None = None  # why it cannot be rebuilt (an object, an option that is not data...)
+
+
+class LLMRef(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    spec: str  # credentials removed
+    public: dict[str, Any] | None = None  # the client's spec_public (backend, model, parameters)
+    credentials_removed: bool = False
+
+
+class DatasetRef(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    source: str  # what resolves it again: a registered name, a path, or store:COLLECTION
+    hash: str
+    n_queries: int
+    limit: int | None = None
+
+
+class RunRecord(BaseModel):
+    """Persisted with every run (RunRow.record, EvalRunResult.record)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = RECORD_SCHEMA_VERSION
+    system: SystemRef
+    dataset: DatasetRef
+    metrics: list[str] | None = None
+    cutoffs: list[int]
+    relevance_level: int = 1
+    seed: int
+    evaluate_generation: bool = True
+    context_k: int = CONTEXT_K
+    judge: LLMRef | None = None
+    generator: LLMRef | None = None
+    concurrency: int
+    cache: bool = False
+    executor: str = "local"
+
+    def dump(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+# ------------------------------------------------------------------------------------- fingerprints
+
+
+def object_fingerprint(obj: Any) -> tuple[str, str]:
+    """(module.qualname, fingerprint) of an in-process system: its type (or the function itself) plus its
+    `fingerprint()` method / `fingerprint` attribute, else its `options` dict, when it has one."""
+    target = (
+        obj if callable(obj) and not hasattr(obj, "retrieve") and hasattr(obj, "__qualname__") else type(obj)
+    )
+    qualname = f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', type(obj).__name__)}"
+    extra: Any = None
+    fp = getattr(obj, "fingerprint", None)
+    if fp is not None:
+        extra = fp() if callable(fp) else fp
+    elif isinstance(getattr(obj, "options", None), Mapping):
+        extra = dict(obj.options)
+    try:
+        text = canonical_json({"type": qualname, "fingerprint": extra})
+    except TypeError:
+        text = canonical_json({"type": qualname, "fingerprint": repr(extra)})
+    return qualname, sha256(text)
+
+
+def _scrub_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """Options as JSON data with secret-looking values removed; the reason when they cannot rebuild."""
+    out: dict[str, Any] = {}
+    why: str | None = None
+    for key, value in options.items():
+        if key == "headers" and isinstance(value, Mapping):
+            value = {h: (REDACTED if _SECRET_KEY.search(h) else v) for h, v in value.items()}
+            if REDACTED in value.values():
+                why = "its HTTP headers held credentials, which are not stored"
+        elif _SECRET_KEY.search(key) and isinstance(value, str):
+            value, why = REDACTED, f"option {key!r} looked like a secret and is not stored"
+        elif isinstance(value, set | frozenset):
+            value = sorted(value)
+        try:
+            json.dumps(value)
+        except TypeError:
+            why = why or f"option {key!r} is a Python object ({type(value).__name__}), not data"
+            value = repr(value)
+        out[key] = value
+    return out, why
+
+
+def _kind_of(spec: str) -> SystemKind:
+    from pathlib import Path
+
+    if spec == "builtin":
+        return "builtin"
+    if spec.startswith(("http://", "https://")):
+        return "http"
+    if Path(spec).expanduser().is_file():
+        return "run_file"
+    return "reference"
+
+
+def reference_ref(spec: str, *, mode: str, namespace: str | None, options: Mapping[str, Any]) -> SystemRef:
+    kind = _kind_of(spec)
+    clean, why = _scrub_options(options)
+    shown = redact_spec(spec) or spec
+    if kind == "http" and shown != spec:
+        why = why or "its URL held credentials, which are not stored"
+    body = {"kind": kind, "spec": shown, "mode": mode, "namespace": namespace, "options": clean}
+    return SystemRef(
+        kind=kind,
+        spec=shown,
+        mode=mode,
+        namespace=namespace,
+        options=clean,
+        fingerprint=sha256(canonical_json(body)),
+        rebuildable=why is None,
+        why_not=why,
+    )
+
+
+def object_ref(obj: Any, *, mode: str, namespace: str | None) -> SystemRef:
+    qualname, fingerprint = object_fingerprint(obj)
+    return SystemRef(
+        kind="object",
+        spec=qualname,
+        mode=mode,
+        namespace=namespace,
+        fingerprint=fingerprint,
+        rebuildable=False,
+        why_not=f"it evaluated an in-process Python object ({qualname})",
+    )
+
+
+def llm_ref(spec: str | None, client: Any = None, public: Mapping[str, Any] | None = None) -> LLMRef | None:
+    if spec is None and client is None:
+        return None
+    if public is None and client is not None:
+        public = getattr(client, "spec_public", None)
+    shown = redact_spec(spec) if spec is not None else str((public or {}).get("model", "client"))
+    return LLMRef(
+        spec=shown or "",
+        public=dict(public) if isinstance(public, Mapping) else None,
+        credentials_removed=REDACTED in (shown or ""),
+    )

@@ -1,0 +1,244 @@
+"""Imports run one way (shared DESIGN.md, "Imports run one way").
+
+Every module under src/ragmeter is parsed (not imported); every `import`/`from ... import` in it, at module
+level or inside a function, is resolved to the ragmeter module it names and checked against the layer order:
+
+    fronts (cli/, the pytest plugin) -> the package root (lazy public API) -> report/, view/ -> experiments/, diagnose/
+    -> run/ (and its executors) -> score/ -> ir/ text/ semantic/ judges/ metrics/ systems/ datasets/ store/
+    -> llm/ -> models.py, safety.py, errors.py (and the leaf helpers)
+
+A module may import its own package, and any module in a lower layer. Inside one layer, a package may import
+another only along the edges of PEERS (the order DESIGN.md spells out in words: a system may read a dataset,
+the registry knows the IR measures' names, a judge needs no store, a record never imports a system).
+The IR engine imports nothing of ours but its own files, errors.py and safety.py; leaf helpers import no
+domain package.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "ragmeter"
+
+# Highest layer first. A key names a module or a package (every module under it).
+LAYERS: list[tuple[str, ...]] = [
+    (
+        "ragmeter.__main__",
+        "ragmeter.runner",
+    ),  # entry point and compatibility shim: nothing of ours imports them
+    ("ragmeter.cli", "ragmeter.pytest_plugin"),
+    ("ragmeter",),  # the package root: the public API, re-exported lazily
+    ("ragmeter.report", "ragmeter.view", "ragmeter.integrations"),
+    ("ragmeter.experiments", "ragmeter.diagnose"),
+    ("ragmeter.run", "ragmeter.distributed"),
+    ("ragmeter.score",),
+    (
+        "ragmeter.ir",
+        "ragmeter.text",
+        "ragmeter.semantic",
+        "ragmeter.judges",
+        "ragmeter.metrics",
+        "ragmeter.systems",
+        "ragmeter.datasets",
+        "ragmeter.store",
+    ),
+    ("ragmeter.llm",),
+    ("ragmeter.models", "ragmeter.records", "ragmeter.yamlfile", "ragmeter._lazy", "ragmeter._version"),
+    ("ragmeter.safety",),
+    ("ragmeter.errors",),
+]
+
+# Imports between two groups of one layer: importer -> the groups it may import.
+PEERS: dict[str, set[str]] = {
+    "ragmeter.distributed": {"ragmeter.run"},  # the Ray executor drives the run loop's worker
+    "ragmeter.run": {"ragmeter.distributed"},  # the loop picks the executor named in the record
+    "ragmeter.systems": {"ragmeter.datasets", "ragmeter.semantic", "ragmeter.ir", "ragmeter.store"},
+    "ragmeter.datasets": {"ragmeter.store"},  # ingesting a corpus writes it to the store
+    "ragmeter.metrics": {"ragmeter.ir"},  # the registry knows the IR engine's measures
+    "ragmeter.judges": {"ragmeter.metrics"},
+    "ragmeter.text": {"ragmeter.metrics"},
+    "ragmeter.semantic": {"ragmeter.metrics"},
+}
+
+# The IR engine and the leaf helpers: whatever their layer, they may import only these.
+ONLY: dict[str, set[str]] = {
+    "ragmeter.ir": {"ragmeter.errors", "ragmeter.safety"},
+    "ragmeter.yamlfile": {"ragmeter.errors", "ragmeter.safety"},
+    "ragmeter._lazy": set(),
+    "ragmeter._version": set(),
+    "ragmeter.errors": set(),
+    "ragmeter.safety": {"ragmeter.errors"},
+}
+
+
+# Deprecated locations kept so that old imports still work: each warns and names its replacement, and defines
+# nothing of its own (checked below). Their one upward import is the forwarding itself.
+SHIMS: dict[str, str] = {"ragmeter.score.rescore": "ragmeter.run.rescore"}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def all_modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(SRC.rglob("*.py"))}
+
+
+MODULES = all_modules()
+
+
+def resolve(name: str) -> str:
+    """The longest prefix of dotted `name` that is one of our modules (`ragmeter.ir.data.Qrels` -> ragmeter.ir.data)."""
+    parts = name.split(".")
+    while parts:
+        candidate = ".".join(parts)
+        if candidate in MODULES:
+            return candidate
+        parts.pop()
+    return name
+
+
+def imports_of(module: str, path: Path) -> list[tuple[int, str]]:
+    """(line, ragmeter module) for every import in the file, nested in functions or not."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    is_package = path.name == "__init__.py"
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [
+                (node.lineno, resolve(a.name)) for a in node.names if a.name.split(".")[0] == "ragmeter"
+            ]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")
+                drop = node.level - (1 if is_package else 0)
+                base = base[: len(base) - drop] if drop else base
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "ragmeter":
+                continue
+            for alias in node.names:  # `from ragmeter import metrics` imports the module ragmeter.metrics
+                found.append((node.lineno, resolve(f"{target}.{alias.name}")))
+    return found
+
+
+def group_of(module: str) -> tuple[int, str]:
+    """(layer index, the LAYERS key that holds `module`); the longest matching key wins."""
+    best: tuple[int, str] | None = None
+    for index, keys in enumerate(LAYERS):
+        for key in keys:
+            matches = module == key or (key != "ragmeter" and module.startswith(key + "."))
+            if matches and (best is None or len(key) > len(best[1])):
+                best = (index, key)
+    if best is None:
+        raise AssertionError(f"{module} is in no layer: add it to LAYERS in {__file__}")
+    return best
+
+
+def only_key(module: str) -> str | None:
+    keys = [k for k in ONLY if module == k or module.startswith(k + ".")]
+    return max(keys, key=len) if keys else None
+
+
+def violation(importer: str, imported: str) -> str | None:
+    if SHIMS.get(importer) == imported:
+        return None
+    src_layer, src_group = group_of(importer)
+    dst_layer, dst_group = group_of(imported)
+    if src_group == dst_group:
+        return None
+    key = only_key(importer)
+    limit = ONLY[key] if key is not None else None
+    if limit is not None and dst_group not in limit and imported not in limit:
+        return f"{src_group} may import only {sorted(limit) or 'nothing of ours'}"
+    if dst_layer > src_layer:
+        return None
+    if dst_layer == src_layer and dst_group in PEERS.get(src_group, set()):
+        return None
+    if dst_layer < src_layer:
+        return f"{dst_group} is a higher layer than {src_group}"
+    return f"{dst_group} is a peer {src_group} may not import"
+
+
+def layer_violations() -> list[str]:
+    found = []
+    for module, path in MODULES.items():
+        for line, imported in imports_of(module, path):
+            reason = violation(module, imported)
+            if reason:
+                rel = path.relative_to(SRC.parent.parent)
+                found.append(f"{rel}:{line}: {module} imports {imported} ({reason})")
+    return found
+
+
+def test_every_module_has_a_layer() -> None:
+    for module in MODULES:
+        group_of(module)
+
+
+def test_imports_run_one_way() -> None:
+    problems = layer_violations()
+    assert not problems, "imports against DESIGN.md's layer order:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    ("importer", "imported", "allowed"),
+    [
+        ("ragmeter.cli.run", "ragmeter.run.api", True),
+        ("ragmeter.score.rescore", "ragmeter.run.meter", False),
+        ("ragmeter.systems.demo", "ragmeter.run.meter", False),
+        ("ragmeter.datasets.ingest", "ragmeter.systems.chunking", False),
+        ("ragmeter.models", "ragmeter.distributed.cluster", False),
+        ("ragmeter.yamlfile", "ragmeter.ir._bytes", False),
+        ("ragmeter.ir.data", "ragmeter.models", False),
+        ("ragmeter.cli.runs", "ragmeter.runner", False),
+        ("ragmeter.report.html", "ragmeter", False),
+        ("ragmeter.pytest_plugin", "ragmeter", True),
+        ("ragmeter.score.rescore", "ragmeter.run.rescore", True),
+        ("ragmeter.score.finish", "ragmeter.run.rescore", False),
+        ("ragmeter.judges.core", "ragmeter.store", False),
+        ("ragmeter.records", "ragmeter.systems.external", False),
+    ],
+)
+def test_the_rule_itself(importer: str, imported: str, allowed: bool) -> None:
+    assert (violation(importer, imported) is None) is allowed
+
+
+def test_function_local_imports_are_seen(tmp_path: Path) -> None:
+    source = "def f():\n    from ragmeter.run.meter import MeteredLLM\n    return MeteredLLM\n"
+    path = SRC / "score" / "rescore.py"
+    tree_imports = [m for _, m in imports_of("ragmeter.score.x", _write(tmp_path, source))]
+    assert tree_imports == ["ragmeter.run.meter"]
+    assert path.exists()
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "x.py"
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize(("shim", "target"), sorted(SHIMS.items()))
+def test_shims_only_forward_with_a_deprecation(shim: str, target: str) -> None:
+    import importlib
+    import warnings
+
+    tree = ast.parse(MODULES[shim].read_text(encoding="utf-8"))
+    defined = [
+        n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    ]
+    assert defined == ["__getattr__"], f"{shim} defines more than its forwarding: {defined}"
+    module = importlib.import_module(shim)
+    for name in module._MOVED:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value = getattr(module, name)
+        assert value is getattr(importlib.import_module(target), name)
+        assert any(issubclass(w.category, DeprecationWarning) and target in str(w.message) for w in caught)
