@@ -53,6 +53,8 @@ LAYERS: list[tuple[str, ...]] = [
 
 # Imports between two groups of one layer: importer -> the groups it may import.
 PEERS: dict[str, set[str]] = {
+    # the viewer shows what the report renders; a report needs no viewer
+    "ragmeter.view": {"ragmeter.report"},
     "ragmeter.distributed": {"ragmeter.run"},  # the Ray executor drives the run loop's worker
     "ragmeter.run": {"ragmeter.distributed"},  # the loop picks the executor named in the record
     "ragmeter.systems": {"ragmeter.datasets", "ragmeter.semantic", "ragmeter.ir", "ragmeter.store"},
