@@ -1,6 +1,7 @@
 """How well does the local judge agree with SciFact's human relevance labels?
 
     python benchmarks/judge_agreement.py [--pairs 60] [--rank-queries 12] [--depth 3] [--judge local]
+        [--prompt ours|umbrela|both]
 
 1. Per-label agreement: a seeded sample of SciFact test queries; for each, one relevant abstract (human
    grade 1) and BM25's top-ranked abstracts the qrels do not mark relevant (hard negatives, human grade 0),
@@ -73,11 +74,11 @@ def label_sample(dataset: Any, bm25: Any, n_pairs: int, seed: int) -> list[tuple
 
 
 async def grade(
-    pairs: list[tuple[str, str]], queries: dict[str, str], docs: dict[str, str], llm: Any
+    pairs: list[tuple[str, str]], queries: dict[str, str], docs: dict[str, str], llm: Any, prompt: str
 ) -> list[Any]:
     from ragmeter.experiments.qrels_judging import label_pairs
 
-    return await label_pairs(pairs, queries=queries, docs=docs, llm=llm, concurrency=2)
+    return await label_pairs(pairs, queries=queries, docs=docs, llm=llm, concurrency=2, prompt=prompt)
 
 
 def main() -> None:
@@ -91,6 +92,9 @@ def main() -> None:
     ap.add_argument("--cache", default=str(REPO / ".ragmeter" / "bench-judge-cache.sqlite"))
     ap.add_argument("--n-boot", type=int, default=2000)
     ap.add_argument("--json", dest="json_out", help="also write the results here")
+    ap.add_argument(
+        "--prompt", choices=("ours", "umbrela", "both"), default="ours", help="trec_relevance prompt(s)"
+    )
     args = ap.parse_args()
 
     from ragmeter.datasets.beir import load_beir
@@ -121,74 +125,76 @@ def main() -> None:
 
     async def run() -> None:
         async with llm:
-            # 1. per-label agreement on relevant pairs + BM25 hard negatives
-            sample = label_sample(
-                dataset,
-                systems.get("bm25")
-                or build_system("builtin", dataset=dataset, index_dir=index_dir, mode="fulltext"),
-                args.pairs,
-                args.seed,
-            )
-            t = time.perf_counter()
-            labels = await grade([(q, d) for q, d, _ in sample], queries, docs, llm)
-            ok = [
-                (h, lab.grade) for (_, _, h), lab in zip(sample, labels, strict=True) if lab.grade is not None
-            ]
-            human = [h for h, _ in ok]
-            per_label: dict[str, Any] = {
-                "n_pairs": len(sample),
-                "n_failed": len(sample) - len(ok),
-                "n_relevant": sum(h for _, _, h in sample),
-                "seconds": round(time.perf_counter() - t, 1),
-                "llm_grades": {str(g): sum(1 for _, x in ok if x == g) for g in range(4)},
-            }
-            for threshold in (2, 1):
-                a = agreement(
-                    human,
-                    [int(g >= threshold) for _, g in ok],
-                    labels=[0, 1],
-                    n_boot=args.n_boot,
-                    seed=args.seed,
-                ).to_dict()
-                per_label[f"relevant_at_{threshold}"] = {
-                    k: a[k] for k in ("kappa", "kappa_ci", "accuracy", "accuracy_ci", "confusion")
-                }
-            results["per_label"] = per_label
-            print(json.dumps(per_label, indent=1))
+            for prompt in ("ours", "umbrela") if args.prompt == "both" else (args.prompt,):
+                print(f"--- prompt {prompt}")
+                results[prompt] = {}
+                await one_prompt(prompt, results[prompt])
 
-            # 2. system rankings under human vs LLM qrels
-            if args.rank_queries <= 0 or len(systems) < 2:
-                return
-            rng = random.Random(args.seed + 1)
-            qids = sorted(q.query_id for q in dataset.queries if q.relevant_doc_ids)
-            chosen = sorted(rng.sample(qids, min(args.rank_queries, len(qids))))
-            runs: dict[str, Run] = {}
-            for name, system in systems.items():
-                hits = {
-                    q: {r.doc_id: float(r.score) for r in system.retrieve(queries[q], 10)} for q in chosen
-                }
-                runs[name] = Run.from_dict(hits, source=name)
-            pooled = pool(list(runs.values()), args.depth)
-            pairs = [(q, d) for q, ds in pooled.items() for d in ds]
-            t = time.perf_counter()
-            pool_labels = await grade(pairs, queries, docs, llm)
-            llm_qrels = labels_to_qrels(pool_labels)
-            human_qrels = Qrels.from_dict({q: human_all[q] for q in chosen})
-            if llm_qrels is None:
-                results["ranking"] = {"error": "the judge graded no pooled pair"}
-                return
-            meta = meta_evaluate(
-                human_qrels, llm_qrels, runs, measure=f"ndcg@{args.depth}", n_boot=args.n_boot, seed=args.seed
+    async def one_prompt(prompt: str, results: dict[str, Any]) -> None:
+        # 1. per-label agreement on relevant pairs + BM25 hard negatives
+        sample = label_sample(
+            dataset,
+            systems.get("bm25")
+            or build_system("builtin", dataset=dataset, index_dir=index_dir, mode="fulltext"),
+            args.pairs,
+            args.seed,
+        )
+        t = time.perf_counter()
+        labels = await grade([(q, d) for q, d, _ in sample], queries, docs, llm, prompt)
+        ok = [(h, lab.grade) for (_, _, h), lab in zip(sample, labels, strict=True) if lab.grade is not None]
+        human = [h for h, _ in ok]
+        per_label: dict[str, Any] = {
+            "n_pairs": len(sample),
+            "n_failed": len(sample) - len(ok),
+            "n_relevant": sum(h for _, _, h in sample),
+            "seconds": round(time.perf_counter() - t, 1),
+            "llm_grades": {str(g): sum(1 for _, x in ok if x == g) for g in range(4)},
+        }
+        for threshold in (2, 1):
+            a = agreement(
+                human,
+                [int(g >= threshold) for _, g in ok],
+                labels=[0, 1],
+                n_boot=args.n_boot,
+                seed=args.seed,
             ).to_dict()
-            meta.update(
-                n_pooled_pairs=len(pairs),
-                n_failed=sum(1 for lab in pool_labels if lab.grade is None),
-                seconds=round(time.perf_counter() - t, 1),
-                queries=len(chosen),
-            )
-            meta.pop("confusion", None)
-            results["ranking"] = meta
-            print(json.dumps(meta, indent=1))
+            per_label[f"relevant_at_{threshold}"] = {
+                k: a[k] for k in ("kappa", "kappa_ci", "accuracy", "accuracy_ci", "confusion")
+            }
+        results["per_label"] = per_label
+        print(json.dumps(per_label, indent=1))
+
+        # 2. system rankings under human vs LLM qrels
+        if args.rank_queries <= 0 or len(systems) < 2:
+            return
+        rng = random.Random(args.seed + 1)
+        qids = sorted(q.query_id for q in dataset.queries if q.relevant_doc_ids)
+        chosen = sorted(rng.sample(qids, min(args.rank_queries, len(qids))))
+        runs: dict[str, Run] = {}
+        for name, system in systems.items():
+            hits = {q: {r.doc_id: float(r.score) for r in system.retrieve(queries[q], 10)} for q in chosen}
+            runs[name] = Run.from_dict(hits, source=name)
+        pooled = pool(list(runs.values()), args.depth)
+        pairs = [(q, d) for q, ds in pooled.items() for d in ds]
+        t = time.perf_counter()
+        pool_labels = await grade(pairs, queries, docs, llm, prompt)
+        llm_qrels = labels_to_qrels(pool_labels)
+        human_qrels = Qrels.from_dict({q: human_all[q] for q in chosen})
+        if llm_qrels is None:
+            results["ranking"] = {"error": "the judge graded no pooled pair"}
+            return
+        meta = meta_evaluate(
+            human_qrels, llm_qrels, runs, measure=f"ndcg@{args.depth}", n_boot=args.n_boot, seed=args.seed
+        ).to_dict()
+        meta.update(
+            n_pooled_pairs=len(pairs),
+            n_failed=sum(1 for lab in pool_labels if lab.grade is None),
+            seconds=round(time.perf_counter() - t, 1),
+            queries=len(chosen),
+        )
+        meta.pop("confusion", None)
+        results["ranking"] = meta
+        print(json.dumps(meta, indent=1))
 
     asyncio.run(run())
     usage = llm.usage.model_dump()

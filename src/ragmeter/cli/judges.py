@@ -304,6 +304,13 @@ def agreement_command(
     "--labels", "labels_path", metavar="FILE.jsonl", help="Also write each LLM label with its reason."
 )
 @click.option("--seed", type=int, default=42, show_default=True, help="Seed passed to the judge.")
+@click.option(
+    "--prompt",
+    type=click.Choice(["ours", "umbrela"]),
+    default="ours",
+    show_default=True,
+    help="ours: UMBRELA's grades with reasoning-first JSON; umbrela: UMBRELA's published prompt and settings.",
+)
 @_CONCURRENCY
 @_CACHE
 @_BUDGET
@@ -319,6 +326,7 @@ def judge_qrels_command(
     dataset: str,
     labels_path: str | None,
     seed: int,
+    prompt: str,
     concurrency: int,
     cache: str | None,
     budget: int | None,
@@ -349,6 +357,7 @@ def judge_qrels_command(
                 human=human,
                 all_pairs=all_pairs,
                 concurrency=concurrency,
+                prompt=prompt,
             )
 
     qrels, labels, report = asyncio.run(go())
@@ -369,7 +378,7 @@ def judge_qrels_command(
                     "reason": lab.reason,
                 }
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    out = {**report.to_dict(), "output": output, "merged_with_human": human is not None}
+    out = {**report.to_dict(), "output": output, "merged_with_human": human is not None, "prompt": prompt}
     if fmt == "json":
         echo_json(out)
         return

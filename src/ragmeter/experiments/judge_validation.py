@@ -79,8 +79,15 @@ def to_human_scale(value: float, judge_range: tuple[float, float], scale: HumanS
     return scale.lo + x * (scale.hi - scale.lo)
 
 
+# The relevance judge behind `judge-qrels` (not a RAG metric, so not in the registry): grades 0-3 of one
+# (query, passage) pair; the passage is the item's context (metadata.contexts, else its relevant docs' texts).
+RELEVANCE_JUDGE = "trec_relevance"
+
+
 def judge_range(metric: str) -> tuple[float, float]:
     """The judge's value range from the metric registry (0-1 when unknown or unbounded)."""
+    if metric == RELEVANCE_JUDGE:
+        return (0.0, 3.0)
     try:
         import ragmeter.metrics as rm
 
@@ -168,6 +175,12 @@ async def judge_items(
 
     async def one(q: EvalQuery) -> MetricResult:
         answer = q.metadata.get("answer")
+        if metric == RELEVANCE_JUDGE:
+            from ragmeter.judges.trec_relevance import trec_relevance
+
+            async with gate:
+                passage = "\n".join(_contexts(q, corpus))
+                return await trec_relevance(q.question, passage, llm=llm, query_id=q.query_id)
         async with gate:
             results = await run_judges(
                 [metric],
@@ -298,7 +311,8 @@ async def validate_judge(
     """Run the judge `metric` on the dataset's items labelled for it and report the agreement."""
     from ragmeter.judges import check_judge_names
 
-    check_judge_names([metric])
+    if metric != RELEVANCE_JUDGE:
+        check_judge_names([metric])
     queries = labelled_queries(dataset, metric, sample=sample, seed=seed)
     corpus = {d.doc_id: (f"{d.title}\n{d.text}" if d.title else d.text) for d in dataset.corpus or []}
     started = time.perf_counter()

@@ -68,6 +68,7 @@ async def label_pairs(
     docs: Mapping[str, str],
     llm: LLMClient,
     concurrency: int = 8,
+    prompt: str = "ours",
 ) -> list[PairLabel]:
     """Grade each pair 0-3 (in the order given). A pair whose query or doc text is unknown fails with
     that reason; so does a judge failure. Never raises for one pair."""
@@ -81,7 +82,14 @@ async def label_pairs(
         if did not in docs:
             return PairLabel(qid, did, None, "document text not found in the corpus")
         async with gate:
-            result = await trec_relevance(queries[qid], docs[did], llm=llm, query_id=qid, doc_id=did)
+            result = await trec_relevance(
+                queries[qid],
+                docs[did],
+                llm=llm,
+                query_id=qid,
+                doc_id=did,
+                prompt="umbrela" if prompt == "umbrela" else "ours",
+            )
         if result.value is None:
             return PairLabel(qid, did, None, result.error or "the judge gave no grade")
         flags = tuple(str(f) for f in result.details.get("flags", []))
@@ -160,13 +168,16 @@ async def judge_pool(
     human: Qrels | None = None,
     all_pairs: bool = False,
     concurrency: int = 8,
+    prompt: str = "ours",
 ) -> tuple[Qrels | None, list[PairLabel], JudgingReport]:
     """Pool, label and merge: (qrels to write, the LLM labels, a report). The qrels are the merge with
     the human qrels (human wins) when given, else the LLM labels alone; None when nothing was graded."""
     started = time.perf_counter()
     pooled = pool(runs, depth)
     todo = pairs_to_label(pooled, human, all_pairs=all_pairs)
-    labels = await label_pairs(todo, queries=queries, docs=docs, llm=llm, concurrency=concurrency)
+    labels = await label_pairs(
+        todo, queries=queries, docs=docs, llm=llm, concurrency=concurrency, prompt=prompt
+    )
     llm_qrels = labels_to_qrels(labels)
     out = merge_qrels(human, llm_qrels) if human is not None else llm_qrels
     n_pooled = sum(len(d) for d in pooled.values())

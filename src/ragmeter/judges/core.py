@@ -80,9 +80,13 @@ async def ask(
             value, flags = parse(resp.text)
         except ParseFailure as exc:
             reason = str(exc)
-            if resp.finish_reason == "length":
-                reason += " (the reply hit the token limit)"
+            hit_limit = resp.finish_reason == "length"
+            if hit_limit:
+                reason += f" (the reply hit the {prompt.max_tokens}-token limit)"
             log.debug("judge %s query=%s attempt %d unusable: %s", prompt.name, query_id, attempt, reason)
+            if hit_limit and attempt == 1:
+                # A reply that ran to the limit (small models: a repetition loop) would run to it again.
+                raise JudgeFailure(f"unusable reply, not re-asked: {reason}", last_text) from None
             if attempt == 2:
                 raise JudgeFailure(f"unusable reply after a re-ask: {reason}", last_text) from None
             messages = [

@@ -128,7 +128,7 @@ class Judge:
         if result.value is None and self.known is not None:
             # What needs no model is still known when the model failed.
             result.details = {**self.known(inp, None), **result.details}
-        _log_judgment(self, inp, llm, result, time.perf_counter() - started)
+        log_judgment(self.name, inp.query_id, llm, result, time.perf_counter() - started)
         return result
 
     async def _body(self, inp: JudgeInput, llm: LLMClient) -> MetricResult:
@@ -155,14 +155,17 @@ class Judge:
         return self.result(self.scale.to_value(number), details=details)
 
 
-def _log_judgment(judge: Judge, inp: JudgeInput, llm: LLMClient, result: MetricResult, wall_s: float) -> None:
+def log_judgment(
+    name: str, query_id: str | None, llm: LLMClient, result: MetricResult, wall_s: float
+) -> None:
+    """One DEBUG line per judgment, the same for every judge."""
     if not log.isEnabledFor(logging.DEBUG):
         return
     tokens = result.details.get("tokens") or {}
     log.debug(
         "judge metric=%s query=%s model=%s value=%s error=%s tokens=%d+%d latency=%.3fs flags=%d",
-        judge.name,
-        inp.query_id,
+        name,
+        query_id,
         getattr(llm, "model", "?"),
         result.value,
         result.error,

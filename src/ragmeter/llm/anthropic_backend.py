@@ -37,7 +37,13 @@ class AnthropicClient(SDKBackend):
         return self._sdk
 
     async def _send(
-        self, messages: list[dict[str, str]], *, json: bool, max_tokens: int, timeout: float
+        self,
+        messages: list[dict[str, str]],
+        *,
+        json: bool,
+        max_tokens: int,
+        timeout: float,
+        frequency_penalty: float | None = None,  # not sent: the API rejects sampling parameters
     ) -> RawReply:
         import anthropic
 

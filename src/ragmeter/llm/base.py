@@ -92,6 +92,7 @@ class LLMClient:
         temperature: float | None = 0.0,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         prices: Mapping[str, tuple[float, float]] | None = None,
+        frequency_penalty: float | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be >= 1")
@@ -105,6 +106,7 @@ class LLMClient:
         self.seed = seed
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self.frequency_penalty = frequency_penalty  # None: not sent (the server's default, 0)
         self._prices = dict(prices) if prices else None
         self._cache = cache
         self._semaphore: asyncio.Semaphore | None = None
@@ -115,7 +117,13 @@ class LLMClient:
 
     # --- what backends provide -------------------------------------------------------------
     async def _send(
-        self, messages: list[dict[str, str]], *, json: bool, max_tokens: int, timeout: float
+        self,
+        messages: list[dict[str, str]],
+        *,
+        json: bool,
+        max_tokens: int,
+        timeout: float,
+        frequency_penalty: float | None = None,
     ) -> RawReply:
         raise NotImplementedError
 
@@ -132,7 +140,14 @@ class LLMClient:
     @property
     def params(self) -> dict[str, Any]:
         """Request parameters that change answers: part of the cache key and of `spec_public`."""
-        return {"temperature": self.temperature, "seed": self.seed, "max_tokens": self.max_tokens}
+        params: dict[str, Any] = {
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "max_tokens": self.max_tokens,
+        }
+        if self.frequency_penalty is not None:  # only when set: cache keys of earlier runs stay valid
+            params["frequency_penalty"] = self.frequency_penalty
+        return params
 
     @property
     def spec_public(self) -> dict[str, Any]:
@@ -172,15 +187,20 @@ class LLMClient:
         metric: str | None = None,
         query_id: str | None = None,
         max_tokens: int | None = None,
+        frequency_penalty: float | None = None,
     ) -> LLMResponse:
         """Send one chat request. Raises `LLMError` (with the reason) when it fails for good.
 
         `metric` labels the call in `usage` (a judge's name, "generator"); unlabelled calls are
-        counted under "unlabelled"."""
+        counted under "unlabelled". `max_tokens` and `frequency_penalty` override the client's for this
+        call (a prompt's own settings); both are part of the cache key."""
         limit = max_tokens if max_tokens is not None else self.max_tokens
+        penalty = frequency_penalty if frequency_penalty is not None else self.frequency_penalty
         key = None
         if self._cache is not None:
             params = {**self.params, "max_tokens": limit, "json": json}
+            if penalty is not None:
+                params["frequency_penalty"] = penalty
             key = self._cache.key(self.backend, self.model, params, messages)
             hit = self._cache.get(key)
             if hit is not None:
@@ -194,16 +214,17 @@ class LLMClient:
                 self._meter.failed(metric)
                 raise BudgetExceededError(f"the run's budget of {self.budget} LLM calls is spent")
             self._reserved += 1
-        started = time.perf_counter()
         try:
-            raw, attempts = await self._send_with_retries(messages, json, limit, metric, query_id)
+            raw, attempts, started = await self._send_with_retries(
+                messages, json, limit, metric, query_id, penalty
+            )
         except LLMError:
             self._meter.failed(metric)
             raise
         resp = LLMResponse(
             raw.text,
             raw.usage,
-            time.perf_counter() - started,
+            time.perf_counter() - started,  # from the slot, not from the client's own queue
             self._cost(raw.usage),
             cached=False,
             attempts=attempts,
@@ -216,24 +237,39 @@ class LLMClient:
         return resp
 
     async def _send_with_retries(
-        self, messages: list[dict[str, str]], json: bool, limit: int, metric: str | None, query_id: str | None
-    ) -> tuple[RawReply, int]:
-        """(reply, attempts): retries transient failures with backoff; anything else is an LLMError."""
+        self,
+        messages: list[dict[str, str]],
+        json: bool,
+        limit: int,
+        metric: str | None,
+        query_id: str | None,
+        penalty: float | None = None,
+    ) -> tuple[RawReply, int, float]:
+        """(reply, attempts, when the first attempt got its slot): retries transient failures with
+        backoff; anything else is an LLMError."""
         if self._semaphore is None:
             self._semaphore = asyncio.Semaphore(self.concurrency)
         attempts = 0
+        started: float | None = None
         while True:
             attempts += 1
             try:
                 async with self._semaphore:
+                    started = time.perf_counter() if started is None else started
                     await self._before_call()
                     self._meter.api_requests += 1
                     raw = await asyncio.wait_for(
-                        self._send(messages, json=json, max_tokens=limit, timeout=self.timeout),
+                        self._send(
+                            messages,
+                            json=json,
+                            max_tokens=limit,
+                            timeout=self.timeout,
+                            frequency_penalty=penalty,
+                        ),
                         # The SDK has its own timeout; this one catches anything that slips past it.
                         timeout=self.timeout + 5.0,
                     )
-                return raw, attempts
+                return raw, attempts, started
             except TransientError as exc:
                 reason, retry_after = exc.reason, exc.retry_after
             except TimeoutError:

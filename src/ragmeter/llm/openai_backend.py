@@ -99,7 +99,13 @@ class OpenAIClient(SDKBackend):
         return self._sdk
 
     async def _send(
-        self, messages: list[dict[str, str]], *, json: bool, max_tokens: int, timeout: float
+        self,
+        messages: list[dict[str, str]],
+        *,
+        json: bool,
+        max_tokens: int,
+        timeout: float,
+        frequency_penalty: float | None = None,
     ) -> RawReply:
         import openai
 
@@ -110,6 +116,8 @@ class OpenAIClient(SDKBackend):
         if self.seed is not None:
             kwargs["seed"] = self.seed
         kwargs["max_tokens" if self._compatible else "max_completion_tokens"] = max_tokens
+        if frequency_penalty is not None:
+            kwargs["frequency_penalty"] = frequency_penalty
         want_json = json and self._json_mode_ok
         if want_json:
             kwargs["response_format"] = {"type": "json_object"}

@@ -31,6 +31,7 @@ class Step:
     raw_body: str | None = None  # sent as is (e.g. a truncated HTTP body)
     prompt_tokens: int = 11
     completion_tokens: int = 7
+    finish_reason: str = "stop"  # "length": the reply ran to its token limit
 
 
 @dataclass
@@ -172,7 +173,7 @@ class ScriptedServer:
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": step.text},
-                    "finish_reason": "stop",
+                    "finish_reason": step.finish_reason,
                 }
             ],
             "usage": {
