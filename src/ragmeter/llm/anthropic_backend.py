@@ -36,14 +36,9 @@ class AnthropicClient(SDKBackend):
             self._sdk = anthropic.AsyncAnthropic(base_url=self.base_url, timeout=self.timeout, max_retries=0)
         return self._sdk
 
+    # `extra` sampling parameters (frequency_penalty) are not sent: the API rejects them.
     async def _send(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        json: bool,
-        max_tokens: int,
-        timeout: float,
-        frequency_penalty: float | None = None,  # not sent: the API rejects sampling parameters
+        self, messages: list[dict[str, str]], *, json: bool, max_tokens: int, timeout: float, **extra: float
     ) -> RawReply:
         import anthropic
 

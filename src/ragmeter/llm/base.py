@@ -117,13 +117,7 @@ class LLMClient:
 
     # --- what backends provide -------------------------------------------------------------
     async def _send(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        json: bool,
-        max_tokens: int,
-        timeout: float,
-        frequency_penalty: float | None = None,
+        self, messages: list[dict[str, str]], *, json: bool, max_tokens: int, timeout: float, **extra: float
     ) -> RawReply:
         raise NotImplementedError
 
@@ -251,6 +245,7 @@ class LLMClient:
             self._semaphore = asyncio.Semaphore(self.concurrency)
         attempts = 0
         started: float | None = None
+        sampling = {"frequency_penalty": penalty} if penalty is not None else {}
         while True:
             attempts += 1
             try:
@@ -259,13 +254,7 @@ class LLMClient:
                     await self._before_call()
                     self._meter.api_requests += 1
                     raw = await asyncio.wait_for(
-                        self._send(
-                            messages,
-                            json=json,
-                            max_tokens=limit,
-                            timeout=self.timeout,
-                            frequency_penalty=penalty,
-                        ),
+                        self._send(messages, json=json, max_tokens=limit, timeout=self.timeout, **sampling),
                         # The SDK has its own timeout; this one catches anything that slips past it.
                         timeout=self.timeout + 5.0,
                     )

@@ -99,13 +99,7 @@ class OpenAIClient(SDKBackend):
         return self._sdk
 
     async def _send(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        json: bool,
-        max_tokens: int,
-        timeout: float,
-        frequency_penalty: float | None = None,
+        self, messages: list[dict[str, str]], *, json: bool, max_tokens: int, timeout: float, **extra: float
     ) -> RawReply:
         import openai
 
@@ -116,8 +110,7 @@ class OpenAIClient(SDKBackend):
         if self.seed is not None:
             kwargs["seed"] = self.seed
         kwargs["max_tokens" if self._compatible else "max_completion_tokens"] = max_tokens
-        if frequency_penalty is not None:
-            kwargs["frequency_penalty"] = frequency_penalty
+        kwargs.update(extra)  # sampling: frequency_penalty, only when a prompt or the client sets it
         want_json = json and self._json_mode_ok
         if want_json:
             kwargs["response_format"] = {"type": "json_object"}
