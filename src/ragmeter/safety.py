@@ -316,7 +316,7 @@ def check_output_path(path: str | Path, *, source: str, create: bool = False) ->
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     if not existing.is_dir():
-        raise InputError(f"cannot create a folder under {existing}: it is a file", source=source)
+        raise InputError(f"cannot write {p}: a folder is needed at {existing}, and it is a file", source=source)
     if p.exists() and not os.access(p, os.W_OK):
         raise InputError(f"cannot write to {p}: permission denied", source=source)
     _probe(existing, p, source)
@@ -324,7 +324,9 @@ def check_output_path(path: str | Path, *, source: str, create: bool = False) ->
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise InputError(f"cannot create the folder {p.parent}: {exc.strerror}", source=source) from None
+            raise InputError(
+                f"cannot write {p}: cannot create {p.parent}: {exc.strerror}", source=source
+            ) from None
     return p
 
 
@@ -341,7 +343,12 @@ def _probe(folder: Path, target: Path, source: str) -> None:
         else:
             os.rmdir(tempfile.mkdtemp(prefix=".ragmeter-probe-", dir=folder))
     except OSError as exc:
-        raise InputError(f"cannot write under {folder}: {exc.strerror}", source=source) from None
+        why = (
+            f"cannot write in {folder}"
+            if folder == target.parent
+            else f"{target.parent} does not exist and cannot be made under {folder}"
+        )
+        raise InputError(f"cannot write {target}: {why}: {exc.strerror}", source=source) from None
 
 
 def write_text_atomic(path: str | Path, text: str, *, source: str | None = None) -> Path:

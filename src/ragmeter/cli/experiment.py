@@ -37,8 +37,8 @@ def experiment_command(
 ) -> None:
     """Run every variant of SPEC_FILE (BM25 baseline first), store each as a run, print the table.
 
-    Columns: the file's metrics (default Recall@5/10/20, MRR, MAP, nDCG@10; judge metrics when a judge is
-    set). Best per column in bold; † marks p(Holm) < 0.05 against the baseline (paired permutation test).
+    Columns: the file's metrics (default recall at each k, MRR, MAP, nDCG@10 or at the largest k; judge
+    metrics when a judge is set). Best per column in bold; † marks p(Holm) < 0.05 against the baseline (paired permutation test).
     """
     from ragmeter.experiments.ablation import (
         experiment_table,

@@ -58,8 +58,16 @@ def open_db(db: str | None) -> Any:
             source="--db",
         ) from None
     except OSError as exc:
-        where = exc.filename or db or "the store"
-        raise InputError(f"cannot create {where}: {exc.strerror}", source="--db") from None
+        raise InputError(_db_os_error(db, exc), source="--db") from None
+
+
+def _db_os_error(db: str | None, exc: OSError) -> str:
+    """The OS error opening a store, naming the path the user gave first (then the part that failed)."""
+    given = db or "the default store"
+    failed = exc.filename
+    if failed is None or str(failed) == given:
+        return f"cannot open or create {given}: {exc.strerror}"
+    return f"cannot open or create {given}: {failed}: {exc.strerror}"
 
 
 def echo_json(data: Any) -> None:

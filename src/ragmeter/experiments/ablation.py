@@ -30,7 +30,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from ragmeter import metrics
 from ragmeter.errors import InputError
@@ -40,7 +48,8 @@ if TYPE_CHECKING:
     from ragmeter.experiments.significance import Comparison
     from ragmeter.score.plan import MetricPlan
 
-DEFAULT_COLUMNS = ("recall@5", "recall@10", "recall@20", "mrr", "map", "ndcg@10")
+# Without `columns`, an experiment shows recall at each of its cut-offs, then these (see default_columns).
+DEFAULT_RANK_COLUMNS = ("mrr", "map")
 # Names the issue and users say, mapped onto the pipeline's component names.
 _COMPONENT_ALIASES = {
     "reranking": "rerank",
@@ -89,7 +98,7 @@ class ExperimentSpec(BaseModel):
     seed: int = 42
     limit: int | None = None
     k: list[int] = Field(default_factory=lambda: [5, 10, 20])
-    columns: list[str] = Field(default_factory=lambda: list(DEFAULT_COLUMNS))
+    columns: list[str] = Field(default_factory=list, description="default: default_columns(k)")
     judge: str | None = Field(default=None, description="judge model spec; turns the judge metrics on")
     generator: str | None = Field(default=None, description="generator model spec for generation metrics")
     concurrency: int = 8
@@ -106,6 +115,20 @@ class ExperimentSpec(BaseModel):
     @source.setter
     def source(self, value: str) -> None:
         self._source = value
+
+    @field_validator("k")
+    @classmethod
+    def _cutoffs(cls, value: list[int]) -> list[int]:
+        bad = [k for k in value if k < 1]
+        if bad or not value:
+            raise ValueError(f"cut-offs must be integers >= 1, got {bad[0] if bad else 'none'}")
+        return value
+
+    @model_validator(mode="after")
+    def _columns_follow_cutoffs(self) -> ExperimentSpec:
+        if not self.columns:
+            self.columns = default_columns(self.k)
+        return self
 
     @field_validator("variants")
     @classmethod
@@ -126,6 +149,14 @@ class ExperimentSpec(BaseModel):
         if not variants:
             raise InputError("the experiment has no variants", source="variants")
         return variants
+
+
+def default_columns(k: Sequence[int]) -> list[str]:
+    """The columns of a file without `columns`: recall at each cut-off, MRR, MAP and nDCG@10 (nDCG at the
+    largest cut-off when 10 is not one), so every default is a metric the runs compute."""
+    cutoffs = sorted(set(k))
+    ndcg_at = 10 if 10 in cutoffs else cutoffs[-1]
+    return [*(f"recall@{c}" for c in cutoffs), *DEFAULT_RANK_COLUMNS, f"ndcg@{ndcg_at}"]
 
 
 def load_experiment(path: str | Path) -> ExperimentSpec:
