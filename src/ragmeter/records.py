@@ -17,14 +17,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragmeter.safety import REDACTED, redact_spec
+from ragmeter.safety import REDACTED, is_secret_option, redact_spec
 
 RECORD_SCHEMA_VERSION = 1
 # How many of the top retrieved texts a generator and the judges get (config.extra["context_k"] overrides).
 CONTEXT_K = 5
 
 SystemKind = Literal["builtin", "reference", "http", "run_file", "object"]
-_SECRET_KEY = re.compile(r"(key|token|secret|password|passwd|auth|signature|credential)", re.IGNORECASE)
+# Any header naming a key, token, ... holds a credential (options: see safety.is_secret_option).
+_SECRET_HEADER = re.compile(r"(key|token|secret|password|passwd|auth|signature|credential)", re.IGNORECASE)
 
 
 def canonical_json(value: Any) -> str:
@@ -129,10 +130,10 @@ def _scrub_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], str | No
     why: str | None = None
     for key, value in options.items():
         if key == "headers" and isinstance(value, Mapping):
-            value = {h: (REDACTED if _SECRET_KEY.search(h) else v) for h, v in value.items()}
+            value = {h: (REDACTED if _SECRET_HEADER.search(h) else v) for h, v in value.items()}
             if REDACTED in value.values():
                 why = "its HTTP headers held credentials, which are not stored"
-        elif _SECRET_KEY.search(key) and isinstance(value, str):
+        elif is_secret_option(key) and isinstance(value, str):
             value, why = REDACTED, f"option {key!r} looked like a secret and is not stored"
         elif isinstance(value, set | frozenset):
             value = sorted(value)

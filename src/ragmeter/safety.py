@@ -72,6 +72,25 @@ def is_secret_param(name: str) -> bool:
     return n in SECRET_PARAMS or n.endswith(_SECRET_SUFFIXES)
 
 
+# Words that make a `<words>_key` option name a credential (api_key, access_key, ...); other `_key` names
+# name a field of the user's data (id_key, question_key, context_key) and are ordinary options.
+_CREDENTIAL_WORDS = re.compile(
+    r"(api|access|secret|private|auth|token|password|passwd|client|signing|session|encryption|master"
+    r"|license|subscription|credential|account)",
+    re.IGNORECASE,
+)
+_SECRET_OPTION = re.compile(r"(key|token|secret|password|passwd|auth|signature|credential)", re.IGNORECASE)
+
+
+def is_secret_option(name: str) -> bool:
+    """Whether a system option called `name` holds a credential (its value is never stored). A name
+    ending in `_key` is one only when the words before it are credential words: `id_key` is not."""
+    n = name.strip().lower().replace("-", "_")
+    if n.endswith("_key") and not n.endswith(("api_key", "apikey")):
+        return bool(_CREDENTIAL_WORDS.search(n[: -len("_key")]))
+    return bool(_SECRET_OPTION.search(n))
+
+
 def register_secret(value: str | None) -> None:
     """Mask `value` in everything this process writes from now on."""
     if value and len(value) >= MIN_SECRET_LEN:
@@ -316,7 +335,9 @@ def check_output_path(path: str | Path, *, source: str, create: bool = False) ->
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     if not existing.is_dir():
-        raise InputError(f"cannot write {p}: a folder is needed at {existing}, and it is a file", source=source)
+        raise InputError(
+            f"cannot write {p}: a folder is needed at {existing}, and it is a file", source=source
+        )
     if p.exists() and not os.access(p, os.W_OK):
         raise InputError(f"cannot write to {p}: permission denied", source=source)
     _probe(existing, p, source)

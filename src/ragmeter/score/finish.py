@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragmeter.models import EvalQuery, MetricSummary, PPIEstimate, QueryEvalResult
+from ragmeter.score.idcheck import foreign_ids_note
 from ragmeter.score.plan import MetricPlan
 from ragmeter.score.query import merge_metrics
 from ragmeter.score.runlevel import (
@@ -63,6 +64,9 @@ async def score_run(
     per_query = [merge_metrics(r, level.values.get(r.query_id, {})) for r in results]
     n_failed = sum(r.status == "failed" for r in per_query)
     notes = list(level.notes)
+    foreign = foreign_ids_note(by_id, per_query)
+    if foreign is not None:
+        notes.append(foreign)
     answered = [r for r in per_query if r.status == "ok"]
     if evaluate_generation and answered and all(r.answer is None for r in answered):
         notes.append(

@@ -47,3 +47,24 @@ def rank_score(score: Any, rank: int, n: int) -> float:
     if score is None:
         return float(n - rank)
     return float(score)
+
+
+# The one id rule of every adapter (docs/systems.md "Document ids"): metadata[id_key] when id_key is given,
+# else metadata["doc_id"] (where a user puts the dataset's id), else the framework's own document id.
+DOC_ID_KEY = "doc_id"
+
+
+def document_id(
+    meta: Mapping[str, Any] | None, framework_ids: Sequence[Any], *, id_key: str | None, source: str
+) -> str:
+    """A retrieved document's id by the adapters' one rule; `framework_ids` are the framework's own ids in
+    its order of preference (a source document's id before a chunk's). No id at all is an InputError."""
+    meta = meta or {}
+    if id_key is not None:
+        if meta.get(id_key) is None:
+            raise InputError(f"a document has no metadata[{id_key!r}]", source=source)
+        return str(meta[id_key])
+    for value in (meta.get(DOC_ID_KEY), *framework_ids):
+        if value is not None and value != "":
+            return str(value)
+    raise InputError(f"a document has no id: set metadata[{DOC_ID_KEY!r}] or pass id_key=", source=source)

@@ -7,11 +7,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from ragmeter.errors import InputError
-from ragmeter.systems.adapters._common import answer_text, rank_score, require
+from ragmeter.systems.adapters._common import answer_text, document_id, rank_score, require
 from ragmeter.systems.base import Retrieved, document_level
 
 QUESTION_SOCKETS = ("query", "question", "text")
-_ID_KEYS = ("doc_id", "source_id")
 
 
 def _sockets(pipeline: Any, name: str, kind: str) -> dict[str, Any]:
@@ -87,11 +86,7 @@ class HaystackSystem:
 
     def _doc_id(self, doc: Any) -> str:
         meta = doc.meta or {}
-        if self.id_key is not None:
-            if self.id_key not in meta:
-                raise InputError(f"a document has no meta[{self.id_key!r}]", source=self.name)
-            return str(meta[self.id_key])
-        return str(next((meta[key] for key in _ID_KEYS if meta.get(key) is not None), doc.id))
+        return document_id(meta, (meta.get("source_id"), doc.id), id_key=self.id_key, source=self.name)
 
     def _answer(self, outputs: dict[str, Any]) -> str | None:
         if self.answerer is None:

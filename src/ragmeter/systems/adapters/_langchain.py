@@ -6,10 +6,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from ragmeter.errors import InputError
-from ragmeter.systems.adapters._common import answer_text, number_contexts, rank_score, require
+from ragmeter.systems.adapters._common import (
+    answer_text,
+    document_id,
+    number_contexts,
+    rank_score,
+    require,
+)
 from ragmeter.systems.base import Retrieved, document_level
 
-_ID_KEYS = ("doc_id", "id")
 _SCORE_KEYS = ("score", "relevance_score")
 
 
@@ -66,18 +71,8 @@ class LangChainSystem:
 
     def _doc_id(self, doc: Any) -> str:
         meta = getattr(doc, "metadata", None) or {}
-        if self.id_key is not None:
-            if self.id_key not in meta:
-                raise InputError(f"a document has no metadata[{self.id_key!r}]", source=self.name)
-            return str(meta[self.id_key])
-        if getattr(doc, "id", None) is not None:
-            return str(doc.id)
-        for key in _ID_KEYS:
-            if meta.get(key) is not None:
-                return str(meta[key])
-        raise InputError(
-            "a document has no id: set Document.id, metadata['doc_id'], or pass id_key=", source=self.name
-        )
+        own = (getattr(doc, "id", None), meta.get("id"))
+        return document_id(meta, own, id_key=self.id_key, source=self.name)
 
     def retrieve(self, query: str, k: int) -> list[Retrieved]:
         items = self._search(query, k)

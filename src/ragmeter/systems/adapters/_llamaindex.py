@@ -6,20 +6,20 @@ import threading
 from typing import Any
 
 from ragmeter.errors import InputError
-from ragmeter.systems.adapters._common import answer_text, rank_score, require
+from ragmeter.systems.adapters._common import answer_text, document_id, rank_score, require
 from ragmeter.systems.base import Retrieved, document_level
 
 
 class LlamaIndexSystem:
-    """`retrieve(query, k)` returns the source documents of the top nodes (`node.ref_doc_id`, else the node
-    id; each document once, at its best node), with the nodes' scores and texts. A retriever with
+    """`retrieve(query, k)` returns the source documents of the top nodes (ids by the adapters' one rule:
+    `metadata[id_key]`, else `metadata["doc_id"]`, else `node.ref_doc_id`, else the node id; each document once, at its best node), with the nodes' scores and texts. A retriever with
     `similarity_top_k` is asked for k nodes. A query engine with a retriever and `synthesize`
     (RetrieverQueryEngine, what `index.as_query_engine()` builds) retrieves through the engine (node
     postprocessors included) and `answer(query, contexts)` synthesizes from exactly those contexts. Any
     other query engine is queried once per question: its source nodes are the results, its response the
     answer."""
 
-    def __init__(self, target: Any, *, name: str | None = None) -> None:
+    def __init__(self, target: Any, *, name: str | None = None, id_key: str | None = None) -> None:
         require("llama_index.core", "llamaindex", "the LlamaIndex adapter")
         from llama_index.core.base.base_query_engine import BaseQueryEngine
         from llama_index.core.base.base_retriever import BaseRetriever
@@ -38,6 +38,7 @@ class LlamaIndexSystem:
             )
         self.synthesizes = self.retriever is not None and callable(getattr(self.engine, "synthesize", None))
         self.name = name or f"llamaindex:{type(target).__name__}"
+        self.id_key = id_key
         self._lock = threading.Lock()  # similarity_top_k is set per call
         self._nodes: dict[str, dict[str, Any]] = {}  # query -> doc id -> node, for synthesize()
         self._answers: dict[str, str | None] = {}  # query -> answer, for engines queried once
@@ -66,7 +67,9 @@ class LlamaIndexSystem:
         by_doc: dict[str, Any] = {}
         for rank, hit in enumerate(nodes):
             node = hit.node
-            doc_id = str(node.ref_doc_id or node.node_id)
+            doc_id = document_id(
+                node.metadata, (node.ref_doc_id, node.node_id), id_key=self.id_key, source=self.name
+            )
             by_doc.setdefault(doc_id, hit)
             out.append(Retrieved(doc_id, rank_score(hit.score, rank, len(nodes)), node.get_content()))
         if self.synthesizes:
@@ -89,5 +92,5 @@ class LlamaIndexSystem:
 
 
 def from_llamaindex(retriever_or_query_engine: Any, **options: Any) -> LlamaIndexSystem:
-    """A LlamaIndex retriever or query engine as a ragmeter system (option: name)."""
+    """A LlamaIndex retriever or query engine as a ragmeter system (options: name, id_key)."""
     return LlamaIndexSystem(retriever_or_query_engine, **options)
