@@ -44,6 +44,7 @@ class QueryActor:
         async with self.lock:  # the first calls arrive together: build the system once per actor
             if self.worker is None:
                 self.worker = QueryWorker.build(self.record, self.dataset)
+                await self.worker.warm_up()
         result: QueryEvalResult = await self.worker.evaluate(EvalQuery.model_validate(query))
         return result.model_dump(mode="json")
 

@@ -58,6 +58,7 @@ class LocalExecutor:
         worker = QueryWorker.build(
             record, self.dataset, system=self.system, judge=self.judge, generator=self.generator
         )
+        await worker.warm_up()
         queue: asyncio.Queue[tuple[int, EvalQuery]] = asyncio.Queue()
         for item in pending:
             queue.put_nowait(item)

@@ -41,6 +41,23 @@ class SystemAdapter:
 
         return await aanswer(self.system, question, contexts)
 
+    async def retrieve_timed(self, question: str, k: int) -> tuple[list[Retrieved], float]:
+        """The hits and the ms the system itself took (timed where it runs, not queued time)."""
+        from ragmeter.systems.base import aretrieve_timed
+
+        return await aretrieve_timed(self.system, question, k)
+
+    async def answer_timed(self, question: str, contexts: list[Retrieved]) -> tuple[str | None, float]:
+        from ragmeter.systems.base import aanswer_timed
+
+        return await aanswer_timed(self.system, question, contexts)
+
+    async def warm_up(self) -> None:
+        """Load the system's indexes and models before the first query's clock starts."""
+        from ragmeter.systems.base import awarm_up
+
+        await awarm_up(self.system)
+
 
 def resolve_dataset(name: str, *, seed: int, store: Store | None = None) -> EvalDataset:
     """A dataset by name or path; `store:COLLECTION` is a collection's test cases in the store."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -68,6 +69,28 @@ def _coerce_one(item: Any, *, default_score: float) -> Retrieved:
     raise TypeError(f"cannot read a result of type {type(item).__name__}")
 
 
+async def timed_call(fn: Any, *args: Any) -> tuple[Any, float]:
+    """`_call`, and how long `fn` itself took in ms: a sync function is timed inside its worker thread,
+    from the moment the thread starts it, so waiting for a free thread (many queries in flight) is not
+    counted as the stage's time."""
+    if inspect.iscoroutinefunction(fn):
+        t = time.perf_counter()
+        result = await fn(*args)
+        return result, (time.perf_counter() - t) * 1000
+
+    def run() -> tuple[Any, float]:
+        t = time.perf_counter()
+        out = fn(*args)
+        return out, (time.perf_counter() - t) * 1000
+
+    result, ms = await asyncio.to_thread(run)
+    if inspect.isawaitable(result):
+        t = time.perf_counter()
+        result = await result
+        ms += (time.perf_counter() - t) * 1000
+    return result, ms
+
+
 async def _call(fn: Any, *args: Any) -> Any:
     """Await an async callable; run a sync one in a worker thread (so it does not block the loop)."""
     if inspect.iscoroutinefunction(fn):
@@ -84,12 +107,35 @@ async def aretrieve(system: Any, query: str, k: int) -> list[Retrieved]:
     return coerce_results(raw, source=getattr(system, "name", type(system).__name__))
 
 
+async def aretrieve_timed(system: Any, query: str, k: int) -> tuple[list[Retrieved], float]:
+    """`aretrieve` and the milliseconds the system's retrieve took, timed where it runs (see `timed_call`)."""
+    raw, ms = await timed_call(system.retrieve, query, k)
+    return coerce_results(raw, source=getattr(system, "name", type(system).__name__)), ms
+
+
 async def aanswer(system: Any, query: str, contexts: list[Retrieved]) -> str | None:
     """The system's answer, or None when it has no `answer` (or declines with None)."""
+    return (await aanswer_timed(system, query, contexts))[0]
+
+
+async def aanswer_timed(system: Any, query: str, contexts: list[Retrieved]) -> tuple[str | None, float]:
+    """`aanswer` and the milliseconds the system's answer took, timed where it runs."""
     fn = getattr(system, "answer", None)
     if fn is None or not callable(fn):
-        return None
-    result = await _call(fn, query, contexts)
+        return None, 0.0
+    result, ms = await timed_call(fn, query, contexts)
+    return _answer_text(system, result), ms
+
+
+async def awarm_up(system: Any) -> None:
+    """Load what a system loads lazily (indexes, models) before any query is timed: its `warm_up()`, sync
+    or async, when it has one (the built-in pipeline and the demo systems do)."""
+    fn = getattr(system, "warm_up", None)
+    if callable(fn):
+        await _call(fn)
+
+
+def _answer_text(system: Any, result: Any) -> str | None:
     if result is None:
         return None
     if not isinstance(result, str):

@@ -39,10 +39,11 @@ class ExtractiveAnswerer:
         self.retriever = retriever
         self.name = f"{getattr(retriever, 'name', 'builtin')}+extractive"
 
-    async def retrieve(self, query: str, k: int) -> Any:
-        from ragmeter.systems import aretrieve
+    def retrieve(self, query: str, k: int) -> Any:
+        return self.retriever.retrieve(query, k)  # the pipeline's, in the caller's worker thread
 
-        return await aretrieve(self.retriever, query, k)
+    def warm_up(self) -> None:
+        self.retriever.warm_up()
 
     def answer(self, query: str, contexts: list[Any]) -> str | None:
         q = _words(query)
@@ -111,10 +112,11 @@ class DemoHybridLocal:
         self.llm = _metered(llm) if llm is not None else None
         self.name = f"{getattr(self.retriever, 'name', 'builtin')}+{self.generator}-llm"
 
-    async def retrieve(self, query: str, k: int) -> Any:
-        from ragmeter.systems import aretrieve
+    def retrieve(self, query: str, k: int) -> Any:
+        return self.retriever.retrieve(query, k)  # the pipeline's, in the caller's worker thread
 
-        return await aretrieve(self.retriever, query, k)
+    def warm_up(self) -> None:
+        self.retriever.warm_up()
 
     async def answer(self, query: str, contexts: list[Any]) -> str | None:
         if self.llm is None:

@@ -170,6 +170,12 @@ class Pipeline:
             self._ready = True
         return self
 
+    def warm_up(self) -> None:
+        """Build the indexes and load every model a query uses (one throwaway query), so that the first
+        timed queries do not carry the loading."""
+        self.build()
+        self.retrieve_batch(["warm up"], 1)
+
     # --- retrieval --------------------------------------------------------------------------------
     def _first_stage(self, queries: Sequence[str], depth: int) -> list[Hits]:
         bm25 = self.bm25.search(queries, depth) if self.bm25 is not None else None
