@@ -273,3 +273,14 @@ class EvalRunResult(BaseModel):
     record: dict[str, Any] | None = None
     # Judge means corrected with the dataset's human labels: {judge metric: PPIEstimate}; empty without labels.
     ppi: dict[str, PPIEstimate] = Field(default_factory=dict)
+
+    def system_label(self) -> str:
+        """What was evaluated, as lists show it: `builtin (hybrid)` only for the built-in pipeline; an
+        in-process Python object (a callable, a System) by its name, as its run record says."""
+        system = (self.record or {}).get("system") or {}
+        kind, spec = system.get("kind"), str(system.get("spec") or self.config.system)
+        if kind == "object":
+            return f"{spec} (Python object)"
+        if kind == "builtin" or (kind is None and self.config.system == "builtin"):
+            return f"builtin ({system.get('mode') or self.config.mode})"
+        return spec

@@ -231,3 +231,22 @@ def test_eval_with_junit_imports_neither_torch_nor_sqlalchemy(project: Path) -> 
     )
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stderr
     assert (project / "j.xml").is_file()
+
+
+def test_per_query_cases_fail_only_where_the_exit_code_fails(project: Path) -> None:
+    # The gate on the mean passes (0.667 >= 0.6) though query b fell short and query d failed: exit 0,
+    # so the XML holds no failure and no error; the shortfalls are listed as passing cases that say so.
+    root = check_ci_structure(junit_xml(gates_of_run(_run_result(), {"recall@5": 0.6}), per_query=True))
+    assert (root.get("failures"), root.get("errors")) == ("0", "0")
+    outs = [c.findtext("system-out") or "" for c in root.iter("testcase")]
+    assert any("recall@5 = 0.0000 < 0.6: below the threshold" in o for o in outs), outs
+    assert any("query d failed" in o for o in outs), outs
+    # From the CLI: eval with a passing gate and short queries exits 0 and writes no failing case.
+    out = project / "agree.xml"
+    args = ["eval", str(project / "qrels.txt"), str(project / "run.txt"), "-m", "P@1"]
+    result = CliRunner().invoke(
+        cli, [*args, "--fail-under", "P@1=0.5", "--junit-xml", str(out), "--junit-per-query"]
+    )
+    assert result.exit_code == 0, result.output
+    doc = junitparser.JUnitXml.fromfile(str(out))
+    assert doc.tests > 1 and (doc.failures, doc.errors) == (0, 0)

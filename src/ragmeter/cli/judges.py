@@ -17,6 +17,7 @@ import click
 
 from ragmeter.cli.options import console, db_option, echo_json, format_option, open_db
 from ragmeter.errors import InputError
+from ragmeter.llm.spec import SPEC_HELP
 
 _CONCURRENCY = click.option(
     "--concurrency", type=int, default=8, show_default=True, help="Judge calls in flight at once."
@@ -82,7 +83,7 @@ def judges() -> None:
 
 @judges.command("validate")
 @click.option("--dataset", "-d", required=True, help="A dataset with human_labels (native JSON/JSONL).")
-@click.option("--judge", required=True, metavar="MODEL", help="Judge LLM: local, openai:MODEL, MODEL@URL ...")
+@click.option("--judge", required=True, metavar="MODEL", help=f"Judge LLM: {SPEC_HELP}.")
 @click.option(
     "--metric", required=True, metavar="NAME", help="The judge metric to validate (its label name)."
 )
@@ -295,7 +296,7 @@ def agreement_command(
 @_RUNS
 @click.argument("more_runs", nargs=-1, metavar="[RUN]...")
 @click.option("--depth", type=int, default=10, show_default=True, help="Pool each run's top K docs.")
-@click.option("--judge", required=True, metavar="MODEL", help="Judge LLM: local, openai:MODEL, MODEL@URL ...")
+@click.option("--judge", required=True, metavar="MODEL", help=f"Judge LLM: {SPEC_HELP}.")
 @click.option("--output", "-o", required=True, metavar="FILE.qrels", help="Where the TREC qrels go.")
 @click.option("--qrels", "qrels_path", help="Human qrels: their pairs are not sent, and their grades win.")
 @click.option("--all", "all_pairs", is_flag=True, help="Label every pooled pair, judged by people or not.")

@@ -56,7 +56,7 @@ def list_command(limit: int | None, status: str | None, fmt: str, db: str | None
             r.status,
             f"{r.started_at:%Y-%m-%d %H:%M:%S}" if r.started_at else "",
             t(r.config.dataset),
-            t(r.config.system + (f" ({r.config.mode})" if r.config.system == "builtin" else "")),
+            t(r.system_label()),
             str(r.n_queries),
             str(r.n_failed),
             t(_headline(r)),

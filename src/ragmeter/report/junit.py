@@ -1,8 +1,9 @@
 """JUnit XML from quality gates, so CI systems (GitHub, GitLab, Jenkins, Azure) show them as tests.
 
 One test case per gated metric (a `<failure>` carrying value and threshold when the mean falls short),
-and, when asked, one per query that fell short of a gate (and one `<error>` per query whose system call
-failed). A gate fails when the mean is below its threshold (above it, for a metric where lower is
+and, when asked, one per query that fell short of a gate (and one per query whose system call failed):
+a `<failure>` (`<error>`) only when that gate (any gate) failed, so the XML never fails while the exit
+code passes; otherwise a passing case saying what fell short. A gate fails when the mean is below its threshold (above it, for a metric where lower is
 better, as the metric registry says) or has no valid value: the rule of `--fail-under`, so the XML
 agrees with the exit code.
 
@@ -204,6 +205,21 @@ def _gate_detail(gate: Gate) -> str:
     return f"{gate.metric}: mean {gate.value!r}{counted}{nulls}; threshold {gate.threshold:g}"
 
 
+def _query_outcome(
+    q: QueryCheck, failed_gates: set[str], passed: bool
+) -> tuple[str, tuple[str, str, str] | None]:
+    """(text, problem) of a query's test case. It fails only where the exit code fails too: a shortfall
+    is a `<failure>` when its metric's gate failed, a failed query an `<error>` when any gate failed;
+    otherwise the case passes and says what fell short in its output."""
+    if q.metric is not None:
+        if q.metric in failed_gates:
+            return q.message(), ("failure", "threshold", q.message())
+        return f"{q.message()}: below the threshold, but the gate on the mean passed", None
+    if not passed:
+        return q.message(), ("error", "query-failed", q.message())
+    return f"{q.message()} (left out of the means; every gate passed)", None
+
+
 def junit_xml(
     report: GateReport,
     *,
@@ -221,10 +237,10 @@ def junit_xml(
     suites = [suite]
     if per_query:
         qsuite = _suite(root, f"{name}.queries", stamp, report.properties)
+        failed_gates = {g.metric for g in report.gates if not g.passed}
         for q in report.queries:
             classname = f"{name}.queries" + (f".{q.metric}" if q.metric else "")
-            kind = ("failure", "threshold") if q.metric else ("error", "query-failed")
-            _case(qsuite, classname, q.query_id, q.message(), (*kind, q.message()))
+            _case(qsuite, classname, q.query_id, *_query_outcome(q, failed_gates, report.passed))
         suites.append(qsuite)
     totals = [_count(s) for s in suites]
     root.set("tests", str(sum(int(s.get("tests", "0")) for s in suites)))

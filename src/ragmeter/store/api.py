@@ -13,6 +13,7 @@ from ragmeter.models import EvalConfig, EvalRunResult, MetricSummary, QueryEvalR
 from ragmeter.store import liveness
 from ragmeter.store.collections import ChunkRecord as ChunkRecord
 from ragmeter.store.collections import CollectionStore
+from ragmeter.store.counts import stored_counts
 from ragmeter.store.engine import create_engine, public_url, resolve_url, upgrade
 from ragmeter.store.liveness import STALE_AFTER, owner_alive, utcnow
 from ragmeter.store.liveness import aware as _aware
@@ -298,7 +299,12 @@ class Store(CollectionStore, MetricValueStore):
             stmt = stmt.limit(limit)
         with self._session() as session:
             rows = list(session.scalars(stmt))
-        return [self._to_result(r, []) for r in rows]
+            counts = stored_counts(session, [r.id for r in rows if r.status != "completed"])
+        out = [self._to_result(r, []) for r in rows]
+        for r in out:  # an unfinished run's row holds no count yet: its stored results do
+            if r.run_id in counts:
+                r.n_queries, r.n_failed = counts[r.run_id]
+        return out
 
     def delete_run(self, run_id: str, *, force: bool = False) -> str:
         """Delete a run and its results. A run that a live process still runs is refused unless `force`
