@@ -1,3 +1,4 @@
+from mmap import mmap
 from typing import Any
 
 import numpy as np
@@ -8,7 +9,7 @@ _I32 = npt.NDArray[np.int32]
 _F64 = npt.NDArray[np.float64]
 
 def parse_trec(
-    data: bytes, is_run: bool, keep_first: bool, /
+    data: bytes | mmap, is_run: bool, keep_first: bool, /
 ) -> tuple[list[str], tuple[_I64, bytes, _I64, Any]]: ...
 def canonicalize(
     qidx: _I32, blob: bytes, doff: _I64, values: _F64, nq: int, is_run: bool, keep_first: bool, /
@@ -37,3 +38,4 @@ def measures(
     level: int,
     /,
 ) -> tuple[_F64, _I64, _I64]: ...
+def scan_text(data: Any, /) -> tuple[int, bool]: ...

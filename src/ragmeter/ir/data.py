@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import mmap
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -39,6 +40,7 @@ from ragmeter.ir._bytes import (
     _parse_value,
     _reject_constant,
     _show,
+    mapped_text,
     read_bytes,
     text_bytes,
 )
@@ -70,8 +72,8 @@ class _Table:
     @classmethod
     def from_trec(cls: type[T], path: str | Path, *, keep_first: bool = False) -> T:
         """Read a TREC file (whitespace separated; gzip accepted)."""
-        data = read_bytes(path)
-        return cls.from_trec_bytes(data, source=str(path), keep_first=keep_first)
+        with mapped_text(path) as data:
+            return cls._trec(data, source=str(path), keep_first=keep_first)
 
     @classmethod
     def from_trec_bytes(cls: type[T], data: bytes, *, source: str = "<bytes>", keep_first: bool = False) -> T:
@@ -79,10 +81,11 @@ class _Table:
         return cls._trec(text_bytes(data, source=source), source=source, keep_first=keep_first)
 
     @classmethod
-    def _trec(cls: type[T], data: bytes, *, source: str, keep_first: bool) -> T:
+    def _trec(cls: type[T], data: bytes | mmap.mmap, *, source: str, keep_first: bool) -> T:
         try:
             query_ids, parts = _native.parse_trec(data, cls._is_run, keep_first)
         except ValueError as exc:
+            data = bytes(data)  # the error paths below read lines
             if len(exc.args) != 4:  # not one of the parser's own errors: still one line naming the file
                 raise InputError(f"cannot parse: {_show(str(exc), 200)}", source=source) from None
             kind, a, b, detail = exc.args
@@ -94,7 +97,8 @@ class _Table:
                     line=_line_of_row(data, a),
                 ) from None
             raise InputError(_show(detail, 300), source=source, line=a) from None
-        return cls._check_not_empty(cls._from_native(query_ids, parts), data, source)
+        table = cls._from_native(query_ids, parts)
+        return cls._check_not_empty(table, bytes(data), source) if len(table) == 0 else table
 
     @classmethod
     def _check_not_empty(cls: type[T], table: T, data: bytes, source: str) -> T:
@@ -242,13 +246,13 @@ class _Table:
     def read(cls: type[T], path: str | Path, *, keep_first: bool = False) -> T:
         """Read by format: JSON object, BEIR TSV (with header), else TREC."""
         source = str(path)
-        data = text_bytes(read_bytes(path), source=source)
-        head = data[:4096].lstrip()
-        if head[:1] == b"{":
-            return cls._from_json_bytes(data, source=source)
-        if _is_tsv_header(head.split(b"\n", 1)[0]):
-            return cls._from_tsv_bytes(data, source=source, keep_first=keep_first)
-        return cls._trec(data, source=source, keep_first=keep_first)
+        with mapped_text(path) as data:
+            head = data[:4096].lstrip()
+            if head[:1] == b"{":
+                return cls._from_json_bytes(bytes(data), source=source)
+            if _is_tsv_header(head.split(b"\n", 1)[0]):
+                return cls._from_tsv_bytes(bytes(data), source=source, keep_first=keep_first)
+            return cls._trec(data, source=source, keep_first=keep_first)
 
     @classmethod
     def from_tsv(cls: type[T], path: str | Path, *, keep_first: bool = False) -> T:
