@@ -162,7 +162,7 @@ def print_run(result: EvalRunResult, *, store_url: str | None = None) -> None:
     cfg = result.config
     head = (
         f"run {t(result.run_id or '(not stored)')}  {result.status}  dataset={t(cfg.dataset)}  "
-        f"system={t(cfg.system)}  mode={t(cfg.mode)}  seed={cfg.seed}"
+        f"system={t(result.system_label())}  seed={cfg.seed}"
     )
     out.print(head)
     out.print(
@@ -180,6 +180,7 @@ def print_run(result: EvalRunResult, *, store_url: str | None = None) -> None:
             out.print(latency)
     if result.ppi:
         out.print(ppi_table(result))
+    print_usage(result)
     for note in result.notes:
         out.print(f"note: {t(note)}")
     if result.error:
@@ -189,6 +190,15 @@ def print_run(result: EvalRunResult, *, store_url: str | None = None) -> None:
         out.print(f"[red]failed[/red] {t(r.query_id)}: {t(r.error)}")
     if len(failed) > 5:
         out.print(f"... and {len(failed) - 5} more failed queries (see the JSON/CSV)")
+
+
+def print_usage(result: EvalRunResult) -> None:
+    """The run's LLM calls, tokens and cost under its tables (the JSON's `usage`, for people)."""
+    from ragmeter.llm.usage import describe_usage
+    from ragmeter.safety import console_text as t
+
+    for line in describe_usage(result.usage):
+        console().print(f"LLM usage: {t(line)}")
 
 
 def parse_fail_under(values: Iterable[str]) -> dict[str, float]:

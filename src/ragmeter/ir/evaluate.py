@@ -115,7 +115,8 @@ class IREvaluation:
         return notes
 
     def to_dict(self, *, per_query: bool = False) -> dict[str, Any]:
-        out: dict[str, Any] = {"aggregate": self.aggregate}
+        # std: the sample standard deviation over the averaged queries, as a run's JSON gives it
+        out: dict[str, Any] = {"aggregate": self.aggregate, "std": self.std}
         if per_query:
             out["per_query"] = self.per_query
         out["n_queries"] = self.n_queries

@@ -7,6 +7,7 @@ secret: a `Usage` is safe to store and export (`usage.model_dump(mode="json")`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,13 +89,41 @@ def merge(lines: Iterable[UsageLine]) -> UsageLine:
         out.output_tokens += line.output_tokens
         if line.cost_usd is None:
             cost = None
-            if line.cost_note and line.cost_note not in notes:
+            if line.cost_note:
                 notes.append(line.cost_note)
         elif cost is not None:
             cost += line.cost_usd
     out.cost_usd = None if cost is None else round(cost, 8)
-    out.cost_note = "; ".join(notes) or None
+    out.cost_note = merge_cost_notes(notes)
     return out
+
+
+_UNPRICED = re.compile(r"^no price for model (.+?) \((\d+) of (\d+) calls\)(.*)$", re.DOTALL)
+
+
+def merge_cost_notes(notes: Iterable[str]) -> str | None:
+    """The notes of merged lines as one: the "(n of m calls)" of each unpriced model summed over the
+    lines (8 queries with "(1 of 1 calls)" each are "(8 of 8 calls)"), other notes once each."""
+    counts: dict[str, list[int]] = {}
+    tails: dict[str, str] = {}
+    others: list[str] = []
+    for note in notes:
+        for part in note.split("; no price for model "):
+            part = part if part.startswith("no price for model ") else "no price for model " + part
+            found = _UNPRICED.match(part)
+            if found is None:
+                if note not in others:
+                    others.append(note)
+                break
+            model, n, m, tail = found.groups()
+            total = counts.setdefault(model, [0, 0])
+            total[0] += int(n)
+            total[1] += int(m)
+            tails.setdefault(model, tail)
+    merged = [
+        f"no price for model {model} ({n} of {m} calls){tails[model]}" for model, (n, m) in counts.items()
+    ]
+    return "; ".join(merged + others) or None
 
 
 @dataclass
@@ -169,3 +198,30 @@ class UsageMeter:
             by_label={k: UsageLine(**t.line(model)) for k, t in sorted(self.labels.items())},
             **self.total.line(model),
         )
+
+
+def format_cost(line: Mapping[str, Any]) -> str:
+    """`$0.0123`, or `unknown` when a price was missing (the reason is the line's cost_note)."""
+    cost = line.get("cost_usd")
+    return "unknown" if cost is None else f"${float(cost):.4f}"
+
+
+def describe_usage(usage: Mapping[str, Any] | None) -> list[str]:
+    """A run's usage block (`EvalRunResult.usage`) as lines for people: each role's calls, tokens and
+    cost, then the total when there are two roles, then why a cost is unknown. Empty without LLM calls."""
+    if not usage:
+        return []
+    out: list[str] = []
+    roles = [(role, usage.get(role)) for role in ("judge", "generator")]
+    present = [(role, line) for role, line in roles if line]
+    for role, line in [*present, *([("total", usage.get("total"))] if len(present) > 1 else [])]:
+        assert line is not None
+        out.append(
+            f"{role}: {line.get('calls', 0)} calls ({line.get('cached_calls', 0)} cached, "
+            f"{line.get('failed_calls', 0)} failed), {line.get('input_tokens', 0)} input + "
+            f"{line.get('output_tokens', 0)} output tokens, cost {format_cost(line)}"
+        )
+    note = (usage.get("total") or {}).get("cost_note")
+    if note:
+        out.append(f"cost unknown: {note}")
+    return out

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ragmeter import metrics as registry
 from ragmeter._version import __version__
 from ragmeter.errors import MissingExtraError
+from ragmeter.llm.usage import describe_usage
 from ragmeter.models import EvalRunResult, MetricResult, QueryEvalResult
 from ragmeter.report.export import ci_text, run_label
 from ragmeter.report.plots import metric_mean, metric_names, metric_values, report_figures
@@ -321,6 +322,7 @@ def render_html(
                 "config": run.config.model_dump_json(indent=1, exclude_none=True),
                 "metrics": run_columns,
                 "judged": judged_note(run),
+                "usage": describe_usage(run.usage),
                 "rows": [
                     _query_row(q, run_columns, max_docs=max_docs, snippet_chars=snippet_chars)
                     for q in run.per_query

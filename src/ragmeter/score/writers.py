@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import InputError
-from ragmeter.models import RUN_SCHEMA_VERSION, EvalRunResult
+from ragmeter.models import RUN_SCHEMA_VERSION, EvalRunResult, QueryEvalResult
 
 
 def csv_path_for(json_path: str | Path) -> Path:
@@ -74,6 +74,8 @@ def write_csv(
     metric_cols = sorted(names, key=rm.sort_key)
     header = ["query_id", "status", "error", "question", "answer", "ground_truth_answer", "retrieved"]
     header += metric_cols + [f"latency_{s}_ms" for s in stages]
+    with_usage = any(r.usage for r in result.per_query)
+    header += list(USAGE_COLUMNS) if with_usage else []
     p = check_output_path(path, source=source or str(path))
     with p.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
@@ -92,8 +94,21 @@ def write_csv(
                 m = r.metrics.get(name)
                 row.append("" if m is None or m.value is None else repr(m.value))
             row += [f"{r.latency_ms[s]:.3f}" if s in r.latency_ms else "" for s in stages]
+            row += query_usage_cells(r) if with_usage else []
             writer.writerow(csv_row(row, raw=raw))
     return p
+
+
+USAGE_COLUMNS = ("llm_calls", "llm_input_tokens", "llm_output_tokens", "llm_cost_usd")
+
+
+def query_usage_cells(result: QueryEvalResult) -> list[str]:
+    """A query's LLM calls, tokens and cost over its roles and labels (cost empty when a price is unknown)."""
+    from ragmeter.llm.usage import UsageLine, merge
+
+    line = merge(UsageLine.model_validate(v) for labels in result.usage.values() for v in labels.values())
+    cost = "" if line.cost_usd is None else repr(line.cost_usd)
+    return [str(line.calls), str(line.input_tokens), str(line.output_tokens), cost]
 
 
 def write_outputs(result: EvalRunResult, json_path: str | Path) -> tuple[Path, Path]:
