@@ -85,7 +85,10 @@ def judges() -> None:
 @click.option("--dataset", "-d", required=True, help="A dataset with human_labels (native JSON/JSONL).")
 @click.option("--judge", required=True, metavar="MODEL", help=f"Judge LLM: {SPEC_HELP}.")
 @click.option(
-    "--metric", required=True, metavar="NAME", help="The judge metric to validate (its label name)."
+    "--metric",
+    required=True,
+    metavar="NAME",
+    help="The judge metric to validate (its label name); trec_relevance: the relevance judge of judge-qrels.",
 )
 @click.option("--sample", type=int, default=None, help="Judge a seeded sample of N labelled items.")
 @click.option("--seed", type=int, default=42, show_default=True, help="Seed of the sample and the bootstrap.")

@@ -197,7 +197,7 @@ def meta_evaluate(
             names, h_scores, l_scores, ranks_desc(h_scores), ranks_desc(l_scores), strict=True
         )
     ]
-    variant = tau_ap_variant(h_scores, l_scores) if len(names) >= 2 else None
+    variant = tau_ap_variant(h_scores, l_scores) if tap is not None else None
     return MetaEvaluation(
         n_pairs=len(shared), labels=labels, kendall_tau=tau, kendall_ci=ci, tau_ap=tap, measure=canonical.name,
         runs=rows, n_queries=len(query_ids), notes=notes, tau_ap_variant=variant,
