@@ -269,7 +269,7 @@ class EvalRunResult(BaseModel):
     # LLM calls, input/output tokens and cost: {"judge", "judge_by_metric", "generator", "total"}, each a
     # ragmeter.llm.usage.UsageLine (cost null with cost_note when a price is unknown); None without an LLM.
     usage: dict[str, Any] | None = None
-    # What rebuilds the run (ragmeter.run.record.RunRecord as JSON; secret-free).
+    # What rebuilds the run (ragmeter.records.RunRecord as JSON; secret-free).
     record: dict[str, Any] | None = None
     # Judge means corrected with the dataset's human labels: {judge metric: PPIEstimate}; empty without labels.
     ppi: dict[str, PPIEstimate] = Field(default_factory=dict)

@@ -64,6 +64,9 @@ class LLMRef(BaseModel):
 
     spec: str  # credentials removed
     public: dict[str, Any] | None = None  # the client's spec_public (backend, model, parameters)
+    # Client settings the run was given (timeout, max_retries, budget): replayed by ragmeter.run.rebuild
+    # on resume, on Ray workers and by rescore.
+    options: dict[str, Any] = Field(default_factory=dict)
     credentials_removed: bool = False
 
 
@@ -190,7 +193,12 @@ def object_ref(obj: Any, *, mode: str, namespace: str | None) -> SystemRef:
     )
 
 
-def llm_ref(spec: str | None, client: Any = None, public: Mapping[str, Any] | None = None) -> LLMRef | None:
+def llm_ref(
+    spec: str | None,
+    client: Any = None,
+    public: Mapping[str, Any] | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> LLMRef | None:
     if spec is None and client is None:
         return None
     if public is None and client is not None:
@@ -200,4 +208,5 @@ def llm_ref(spec: str | None, client: Any = None, public: Mapping[str, Any] | No
         spec=shown or "",
         public=dict(public) if isinstance(public, Mapping) else None,
         credentials_removed=REDACTED in (shown or ""),
+        options=dict(options or {}),
     )

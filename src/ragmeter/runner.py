@@ -7,7 +7,7 @@ from ragmeter.records import CONTEXT_K
 from ragmeter.run.api import RunOptions, arun_evaluation, package_versions, run_evaluation
 from ragmeter.run.config import load_config
 from ragmeter.run.prepare import dataset_hash, sample_queries
-from ragmeter.run.systems import resolve_dataset
+from ragmeter.run.rebuild import resolve_dataset
 from ragmeter.score.aggregate import aggregate_metrics
 from ragmeter.score.writers import csv_path_for, write_csv, write_json
 

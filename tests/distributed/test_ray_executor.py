@@ -117,3 +117,43 @@ def test_executor_spec_parsing() -> None:
     for bad in ("dask", "local:x", "ray2"):
         with pytest.raises(InputError, match="executor"):
             parse_executor(bad)
+
+
+async def test_ray_workers_judge_under_the_recorded_timeout_retries_and_budget(
+    ray_local: Any, scripted: Any
+) -> None:
+    """A Ray worker gets only the record: the judge it rebuilds keeps the run's budget of 2 calls (one
+    worker, so one client), its timeout and its retries; a default client would have graded all 12."""
+    from ragmeter.distributed.executor import RayExecutor
+    from ragmeter.llm.scripted import Step
+
+    calls: list[str] = []
+
+    def responder(req: object) -> Step:
+        calls.append(getattr(req, "user", ""))
+        return Step(text='{"reasoning": "checked", "grade": 7}')
+
+    server = await scripted(responder)
+    ds = make_dataset()
+    options = {"timeout": 9.0, "max_retries": 0, "budget": 2}
+    config = EvalConfig(
+        dataset="capitals",
+        retrieval_top_k=[1, 5],
+        evaluate_generation=False,
+        use_llm_judge=True,
+        judge_model=f"openai-compatible:judge@{server.url}",
+        metrics=["retrieval_grade"],
+        extra={"judge_options": options},
+    )
+    remote = await arun_evaluation(
+        ds,
+        "ray_systems:keyword_retrieve",
+        config,
+        store=False,
+        progress=False,
+        executor=RayExecutor(ds, workers=1, concurrency=1),
+    )
+    assert remote.record is not None and remote.record["judge"]["options"] == options
+    grades = [r.metrics["retrieval_grade"] for r in remote.per_query]
+    assert len(calls) == 2 and sum(g.value == 7 for g in grades) == 2
+    assert sum(g.value is None and "budget" in (g.error or "") for g in grades) == 10

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -146,6 +147,13 @@ def test_real_grid_on_demo_dataset_stored(tmp_path: Path) -> None:
     assert table.splitlines()[0] == "| variant | recall@1 | recall@5 | mrr | map | ndcg@10 |"
     assert len(table.splitlines()) == 2 + 3
     assert "**" in table
+    # The result renders itself: the same table as Markdown, JSON and a console table.
+    rendered = result.table(n_resamples=500)
+    assert rendered.to_markdown() == table
+    assert json.loads(rendered.to_json())["rows"] == json.loads(json.dumps(rows))
+    console_table = rendered.to_table()
+    assert [c.header for c in console_table.columns] == ["variant", *columns, "run"]
+    assert console_table.row_count == 3
 
 
 def test_experiment_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -41,8 +40,6 @@ def experiment_command(
     metrics when a judge is set). Best per column in bold; † marks p(Holm) < 0.05 against the baseline (paired permutation test).
     """
     from ragmeter.experiments.ablation import (
-        experiment_table,
-        format_markdown,
         load_experiment,
         run_experiment,
         validate_experiment,
@@ -64,36 +61,19 @@ def experiment_command(
     result = run_experiment(
         spec, store=False if no_store else db, dataset=dataset, progress=progress, on_variant=announce
     )
-    columns, rows = experiment_table(result, n_resamples=resamples)
-    markdown = format_markdown(columns, rows)
+    table = result.table(n_resamples=resamples)
     if fmt == "json":
-        text = json.dumps({"experiment": spec.name, "columns": columns, "rows": rows}, indent=1)
+        text = table.to_json(experiment=spec.name)
         click.echo(text)
     elif fmt == "markdown":
-        text = markdown
+        text = table.to_markdown()
         click.echo(text)
     else:
         from rich.console import Console
-        from rich.table import Table
 
-        table = Table(title=f"{spec.name} on {spec.dataset} (seed {spec.seed})", title_justify="left")
-        table.add_column("variant")
-        for c in columns:
-            table.add_column(c, justify="right")
-        table.add_column("run", style="dim")
-        for row in rows:
-            cells = []
-            for c in columns:
-                v = row["values"][c]
-                cell = "–" if v is None else f"{v:.4f}"
-                p = row["p_holm"].get(c)
-                if p is not None and p < 0.05:
-                    cell += "†"
-                cells.append(f"[bold green]{cell}[/bold green]" if row["best"][c] else cell)
-            table.add_row(row["variant"], *cells, row["run_id"] or "-")
-        Console().print(table)
-        click.echo("best per column in bold; † p(Holm) < 0.05 vs the first row (paired permutation test)")
-        text = markdown
+        Console().print(table.to_table())
+        click.echo(table.note)
+        text = table.to_markdown()
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text + "\n", encoding="utf-8")

@@ -46,7 +46,7 @@ def generate_command(
     Empty, duplicate and chunk-copying questions are filtered out; LLM failures are counted and listed.
     """
     from ragmeter.datasets.generate import generate_test_cases
-    from ragmeter.run.systems import check_llm_spec
+    from ragmeter.run.rebuild import check_llm_spec
 
     if judge_alias is not None:
         click.echo("ragmeter: warning: generate --judge is deprecated; use --question-model", err=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -12,6 +11,7 @@ import click
 
 from ragmeter import metrics
 from ragmeter.errors import InputError
+from ragmeter.experiments.render import fmt_value as fmt_value  # one number format for every table
 from ragmeter.models import EvalRunResult, MetricSummary
 from ragmeter.report.export import ci_text, scale_of
 
@@ -72,12 +72,6 @@ def _db_os_error(db: str | None, exc: OSError) -> str:
 
 def echo_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, default=str))
-
-
-def fmt_value(value: float | None, digits: int = 4) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "-"
-    return f"{value:.{digits}f}"
 
 
 def console() -> Any:

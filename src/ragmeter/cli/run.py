@@ -23,7 +23,6 @@ from ragmeter.cli.settings import (
     field_origins,
     log_options,
     parse_settings,
-    run_with_judge,
     settings_options,
 )
 from ragmeter.errors import InputError
@@ -166,7 +165,7 @@ def run_command(
 ) -> None:
     """Evaluate a system on a dataset: retrieval, answer and judge metrics, stored per query."""
     from ragmeter.run import load_config, run_evaluation
-    from ragmeter.run.systems import check_llm_spec
+    from ragmeter.run.rebuild import check_llm_spec
     from ragmeter.safety import check_output_path
     from ragmeter.score.writers import csv_path_for, write_csv, write_json
 
@@ -266,8 +265,16 @@ def run_command(
             option_flags=run_settings.flags,
             origins=field_origins(flags, run_settings.sets, config_path),
         )
-        result = run_with_judge(
-            prepared.dataset, config, store=store, name=name, progress=progress, system_options=options
+        # The judge's timeout, retries and budget travel in the record (config.extra["judge_options"]):
+        # this run, its resume and Ray workers build the judge from it the same way (ragmeter.run.rebuild).
+        result = run_evaluation(
+            prepared.dataset,
+            config.system,
+            config,
+            store=store,
+            name=name,
+            progress=progress,
+            system_options=options,
         )
     json_path = result.config.output
     if not json_path:

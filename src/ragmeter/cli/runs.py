@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from ragmeter import metrics
@@ -11,7 +9,6 @@ from ragmeter.cli.options import (
     console,
     db_option,
     echo_json,
-    fmt_value,
     format_option,
     open_db,
     print_run,
@@ -129,125 +126,22 @@ def compare_command(
         raise InputError(f"--resamples must be at least 100, got {resamples}", source="--resamples")
     with open_db(db) as store:
         found = [store.get_run(r) for r in run_ids]
+    from ragmeter.experiments.render import ComparisonReport
+
     a, others = found[0], found[1:]
     limit = None if per_query else top
-    comparisons = [compare(a, b, seed=seed, n_resamples=resamples, top=limit) for b in others]
+    report = ComparisonReport(
+        a=a.run_id or "",
+        comparisons=[compare(a, b, seed=seed, n_resamples=resamples, top=limit) for b in others],
+        seed=seed,
+        resamples=resamples,
+        per_query=per_query,
+        show_queries=limit != 0,
+    )
     if fmt == "json":
-        out: dict[str, Any] = {
-            "a": a.run_id,
-            "seed": seed,
-            "resamples": resamples,
-            "comparisons": comparisons,
-        }
-        if len(others) == 1:
-            out.update(comparisons[0])
-        echo_json(out)
-        return
-    for b, comparison in zip(others, comparisons, strict=True):
-        if not comparison["same_dataset"]:
-            click.echo("note: the runs used different datasets; paired values cover shared query ids only")
-        console().print(_metrics_table(a, b, comparison["metrics"]))
-        if limit != 0:
-            moved = any(e for changes in comparison["queries"].values() for e in changes.values())
-            if moved:
-                console().print(_queries_table(comparison, per_query=per_query))
-            else:
-                click.echo("no query changed its value of any metric")
-        if comparison["latency"]:
-            console().print(_latency_table(comparison["latency"]))
-    click.echo(
-        f"paired over queries with a value in both runs; bootstrap CI and permutation test with {resamples} "
-        f"samples (seed {seed}); Holm-Bonferroni across metrics; bold p < 0.05; wins follow each metric's "
-        "direction (`ragmeter metrics list`)"
-    )
-
-
-def _delta(value: float | None, higher_is_better: bool, digits: int = 4) -> str:
-    if value is None:
-        return "-"
-    shown = f"{value:+.{digits}f}"
-    if abs(value) <= 1e-12:
-        return shown
-    better = value > 0 if higher_is_better else value < 0
-    return f"[green]{shown}[/green]" if better else f"[red]{shown}[/red]"
-
-
-def _metrics_table(a: EvalRunResult, b: EvalRunResult, rows: list[dict[str, Any]]) -> Any:
-    from rich.table import Table
-
-    table = Table(title=f"A = {a.run_id}   B = {b.run_id}", title_justify="left")
-    cols = (
-        "metric",
-        "scale",
-        "A",
-        "B",
-        "B - A",
-        "95% CI",
-        "p (t)",
-        "p (perm)",
-        "p Holm",
-        "B wins",
-        "B losses",
-    )
-    for col in (*cols, "ties"):
-        table.add_column(col, justify="left" if col in ("metric", "scale") else "right")
-    for r in rows:
-        ci = "-" if r["ci95"] is None else f"[{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}]"
-        table.add_row(
-            r["metric"],
-            r["scale"] or "?",
-            fmt_value(r["a"]),
-            fmt_value(r["b"]),
-            _delta(r["delta"], r["higher_is_better"]),
-            ci,
-            _p(r["p_t"]),
-            _p(r["p_perm"]),
-            _p(r["p_holm"]),
-            str(r["wins"]),
-            str(r["losses"]),
-            str(r["ties"]),
-        )
-    return table
-
-
-def _queries_table(comparison: dict[str, Any], *, per_query: bool) -> Any:
-    from rich.table import Table
-
-    title = "every paired query" if per_query else "queries that changed most (B - A)"
-    table = Table(title=title, title_justify="left")
-    for col in ("metric", "change", "query", "question", "A", "B", "B - A"):
-        table.add_column(col, justify="right" if col in ("A", "B", "B - A") else "left", overflow="ellipsis")
-    better = {r["metric"]: r["higher_is_better"] for r in comparison["metrics"]}
-    for metric, changes in comparison["queries"].items():
-        for change, entries in changes.items():
-            for e in entries:
-                question = e["question"] if len(e["question"]) <= 60 else e["question"][:59] + "…"
-                table.add_row(
-                    metric,
-                    change,
-                    e["query_id"],
-                    question,
-                    fmt_value(e["a"]),
-                    fmt_value(e["b"]),
-                    _delta(e["delta"], better[metric]),
-                )
-    return table
-
-
-def _latency_table(rows: list[dict[str, Any]]) -> Any:
-    from rich.table import Table
-
-    table = Table(title="latency per stage (ms, lower is better)", title_justify="left")
-    table.add_column("stage")
-    for col in ("A p50", "B p50", "A p95", "B p95", "A max", "B max"):
-        table.add_column(col, justify="right")
-    for r in rows:
-        cells = []
-        for key in ("p50", "p95", "max"):
-            for side in ("a", "b"):
-                cells.append(fmt_value(r[side][key], 1) if r[side] else "-")
-        table.add_row(r["stage"], *cells)
-    return table
+        click.echo(report.to_json())
+    else:
+        console().print(report.to_table())
 
 
 @runs.command("export")

@@ -192,25 +192,6 @@ def apply_settings(config: EvalConfig, settings: RunSettings) -> EvalConfig:
     return config.model_copy(update=update)
 
 
-def judge_client(config: EvalConfig) -> Any:
-    """The judge client when the run sets judge options (timeout, retries, budget), else None (the run
-    builds its own from config.judge_model)."""
-    options = config.extra.get("judge_options")
-    if not (config.use_llm_judge and config.judge_model and options):
-        return None
-    from ragmeter.llm import from_spec
-
-    kwargs: dict[str, Any] = {"concurrency": config.concurrency, "seed": config.seed, **options}
-    if config.cache:
-        from ragmeter.run.systems import LLM_CACHE
-
-        kwargs["cache"] = str(LLM_CACHE)
-    try:
-        return from_spec(config.judge_model, **kwargs)
-    except InputError as exc:
-        raise InputError(exc.reason, source="--judge") from None
-
-
 def check_invocation(
     dataset: str | None,
     system: str | None,
@@ -261,25 +242,6 @@ def check_invocation(
                 source="--fail-under",
             )
     return prepared
-
-
-def run_with_judge(dataset: Any, config: EvalConfig, **options: Any) -> Any:
-    """`ragmeter.run.arun_evaluation` with the judge client that the judge options ask for (closed at the
-    end, in the run's event loop)."""
-    import asyncio
-
-    from ragmeter.run import arun_evaluation
-
-    judge = judge_client(config)
-
-    async def go() -> Any:
-        try:
-            return await arun_evaluation(dataset, config.system, config, llm=judge, **options)
-        finally:
-            if judge is not None:
-                await judge.aclose()
-
-    return asyncio.run(go())
 
 
 # EvalConfig field -> the `ragmeter run` flag that sets it

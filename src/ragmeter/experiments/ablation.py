@@ -45,6 +45,7 @@ from ragmeter.errors import InputError
 from ragmeter.models import EvalConfig, EvalDataset, EvalRunResult
 
 if TYPE_CHECKING:
+    from ragmeter.experiments.render import ExperimentTable
     from ragmeter.experiments.significance import Comparison
     from ragmeter.score.plan import MetricPlan
 
@@ -208,7 +209,7 @@ def validate_experiment(spec: ExperimentSpec, dataset: EvalDataset | None = None
     built. The first problem is an InputError naming the file and the field."""
     source = spec.source
     _check_columns(spec, source)
-    from ragmeter.run.systems import check_llm_spec
+    from ragmeter.run.rebuild import check_llm_spec
 
     for field in ("judge", "generator"):
         value = getattr(spec, field)
@@ -225,8 +226,9 @@ def validate_experiment(spec: ExperimentSpec, dataset: EvalDataset | None = None
 def planned_names(plan: MetricPlan, *, evaluate_generation: bool) -> set[str]:
     """The metric names a run with this plan produces (lexical ones only when it generates answers)."""
     names = {*plan.retrieval, *plan.judges, *plan.custom}
-    if plan.total_score:
+    if plan.total_score:  # and the grade summary derived from it (pass rates, averages: the registry's)
         names.add("total_score")
+        names |= {s.name for s in metrics.specs() if s.stage == "summary" and s.family == "judge"}
     if plan.semantic:
         names.add("sbert_similarity")
     if evaluate_generation:
@@ -267,7 +269,7 @@ def _check_columns(spec: ExperimentSpec, source: str) -> None:
 
 def _check_variant(spec: ExperimentSpec, variant: Variant, dataset: EvalDataset) -> None:
     from ragmeter.records import reference_ref
-    from ragmeter.run.systems import check_system
+    from ragmeter.run.rebuild import check_system
 
     where = f"variants.{spec.variants.index(variant)}" if variant in spec.variants else "baseline"
     mode, options = variant_system_options(spec, variant)
@@ -298,6 +300,23 @@ class ExperimentResult(BaseModel):
             judged = [m for m in present if metrics.family_of(m) == "judge" and m not in cols]
             cols += sorted(judged, key=metrics.sort_key)
         return cols
+
+    def table(self, *, significance: bool = True, n_resamples: int = 10_000) -> ExperimentTable:
+        """The result table, which renders itself: `.to_table()`, `.to_markdown()`, `.to_json()`."""
+        from ragmeter.experiments.render import ExperimentTable
+
+        columns, rows = experiment_table(self, significance=significance, n_resamples=n_resamples)
+        title = f"{self.spec.name} on {self.spec.dataset} (seed {self.spec.seed})"
+        return ExperimentTable(title, columns, rows)
+
+    def to_table(self, **options: Any) -> Any:
+        return self.table(**options).to_table()
+
+    def to_markdown(self, **options: Any) -> str:
+        return self.table(**options).to_markdown()
+
+    def to_json(self, **options: Any) -> str:
+        return self.table(**options).to_json(experiment=self.spec.name)
 
 
 RunFn = Callable[..., EvalRunResult]
@@ -402,19 +421,8 @@ def experiment_table(
 
 
 def format_markdown(columns: Sequence[str], rows: Sequence[dict[str, Any]], *, alpha: float = 0.05) -> str:
-    """A Markdown table: best per column in bold; † where p(Holm) < alpha against the baseline row."""
-    header = "| variant | " + " | ".join(columns) + " |"
-    lines = [header, "|---|" + "---:|" * len(columns)]
-    for row in rows:
-        cells = []
-        for c in columns:
-            v = row["values"][c]
-            text = "–" if v is None else f"{v:.4f}"
-            p = row["p_holm"].get(c)
-            if p is not None and p < alpha:
-                text += "†"
-            if row["best"][c]:
-                text = f"**{text}**"
-            cells.append(text)
-        lines.append(f"| {row['variant']} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    """A Markdown table: best per column in bold; † where p(Holm) < alpha against the baseline row
+    (`ExperimentResult.table(...).to_markdown()` renders the same)."""
+    from ragmeter.experiments.render import ExperimentTable
+
+    return ExperimentTable("", list(columns), list(rows), alpha=alpha).to_markdown()

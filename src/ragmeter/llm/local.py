@@ -276,6 +276,12 @@ class LocalClient(OpenAIClient):
         self.server: LocalServer | None = None
         self._start_lock: asyncio.Lock | None = None
         self._start_error: str | None = None
+        self._owner: LocalClient | None = None  # whose server this client uses (share_server)
+
+    def share_server(self, owner: LocalClient) -> None:
+        """Send requests to `owner`'s server (started by whichever client needs it first, stopped only by
+        `owner`): a run whose judge and generator are both `local` runs one model server, not two."""
+        self._owner = owner
 
     def _public_extra(self) -> dict[str, Any]:
         return {
@@ -291,6 +297,11 @@ class LocalClient(OpenAIClient):
 
     async def start(self) -> str:
         """Assemble the model and start the server if needed; returns its base URL. Idempotent."""
+        if self._owner is not None:
+            url = await self._owner.start()
+            if self.base_url != url:
+                self.base_url, self._sdk = url, None  # rebuilt against the owner's live URL
+            return url
         if self._start_lock is None:
             self._start_lock = asyncio.Lock()
         async with self._start_lock:
@@ -310,7 +321,8 @@ class LocalClient(OpenAIClient):
             return self.server.url
 
     async def _before_call(self) -> None:
-        if self.server is None or not self.server.alive:
+        server = self._owner.server if self._owner is not None else self.server
+        if server is None or not server.alive or self.base_url != server.url:
             await self.start()
 
     async def aclose(self) -> None:

@@ -27,7 +27,7 @@ _LAZY = {
     "LocalExecutor": "ragmeter.run.executor",
     "QueryWorker": "ragmeter.run.loop",
     "load_config": "ragmeter.run.config",
-    "resolve_dataset": "ragmeter.run.systems",
+    "resolve_dataset": "ragmeter.run.rebuild",
 }
 
 __all__ = sorted(_LAZY)

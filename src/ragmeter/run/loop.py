@@ -14,7 +14,7 @@ from typing import Any
 from ragmeter.llm.meter import MeteredLLM, query_usage
 from ragmeter.models import EvalDataset, EvalQuery, QueryEvalResult, RetrievedDoc
 from ragmeter.records import RunRecord
-from ragmeter.run.systems import SystemAdapter, build_system, make_llm
+from ragmeter.run.rebuild import SystemAdapter, build_clients, build_system
 from ragmeter.score.plan import MetricPlan, plan_metrics
 from ragmeter.score.query import error_text, score_query
 
@@ -47,14 +47,10 @@ class QueryWorker:
     ) -> QueryWorker:
         """A worker for `record`: the system rebuilt from it (or the in-process `system` whose fingerprint
         matched), the judge and generator made from their recorded specs unless clients are given."""
-        owned: list[Any] = []
-        if judge is None and record.judge is not None:
-            judge = make_llm(record.judge, record)
-            owned.append(judge)
+        judge, generator, owned = build_clients(
+            record, judge=judge, generator=generator, want_generator=system is None
+        )
         if system is None:
-            if generator is None and record.generator is not None and record.evaluate_generation:
-                generator = make_llm(record.generator, record)
-                owned.append(generator)
             metered = MeteredLLM(generator, "generator") if generator is not None else None
             adapter = build_system(record.system, dataset, metered)
         else:

@@ -75,7 +75,7 @@ def validate(
         stored = store.get_run(resume, with_queries=False)
         config = stored.config
         if system is None:  # an in-process object cannot be rebuilt here: say so before anything else
-            from ragmeter.run.systems import build_system
+            from ragmeter.run.rebuild import build_system
 
             recorded = _stored_record(stored).system
             if recorded.kind == "object":
@@ -84,7 +84,7 @@ def validate(
     if isinstance(dataset, EvalDataset):
         data = dataset
     else:
-        from ragmeter.run.systems import resolve_dataset
+        from ragmeter.run.rebuild import resolve_dataset
 
         data = resolve_dataset(dataset or config.dataset, seed=config.seed, store=store)
         if dataset and dataset != config.dataset:
@@ -114,11 +114,11 @@ def validate(
         options = dict(system_options or config.extra.get("system_options") or {})
         record = _new_record(config, data, system, options, ds_hash, len(queries), llm, publics)
     if record.system.kind == "object" and (system is None or isinstance(system, str)):
-        from ragmeter.run.systems import build_system
+        from ragmeter.run.rebuild import build_system
 
         build_system(record.system, data)  # raises: an object cannot be rebuilt here
     if record.system.kind != "object":
-        from ragmeter.run.systems import check_system
+        from ragmeter.run.rebuild import check_system
 
         check_system(record.system, data, source="--resume" if stored is not None else "--system")
     in_process = system if system is not None and not isinstance(system, str) else None
@@ -145,7 +145,7 @@ def _check_executor(spec: str, in_process: Any) -> None:
 
 def _check_llms(config: EvalConfig, llm: Any, generator_llm: Any) -> dict[str, dict[str, Any] | None]:
     """Parse the judge and generator specs; their public descriptions (None where a client was given)."""
-    from ragmeter.run.systems import check_llm_spec
+    from ragmeter.run.rebuild import check_llm_spec
 
     out: dict[str, dict[str, Any] | None] = {"judge": None, "generator": None}
     if config.use_llm_judge and llm is None:
@@ -185,7 +185,11 @@ def _new_record(
         seed=config.seed,
         evaluate_generation=config.evaluate_generation,
         context_k=int(config.extra.get("context_k", CONTEXT_K)),
-        judge=llm_ref(config.judge_model, llm, (publics or {}).get("judge")) if judged else None,
+        judge=llm_ref(
+            config.judge_model, llm, (publics or {}).get("judge"), config.extra.get("judge_options")
+        )
+        if judged
+        else None,
         generator=llm_ref(config.generator_model, None, (publics or {}).get("generator"))
         if config.evaluate_generation
         else None,

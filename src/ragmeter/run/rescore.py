@@ -79,7 +79,7 @@ def _record(run: EvalRunResult) -> RunRecord:
 
 def _dataset(run: EvalRunResult, store: Store, dataset: EvalDataset | None) -> EvalDataset:
     from ragmeter.run.prepare import dataset_hash
-    from ragmeter.run.systems import resolve_dataset
+    from ragmeter.run.rebuild import resolve_dataset
 
     data = dataset or resolve_dataset(run.config.dataset, seed=run.config.seed, store=store)
     if run.dataset_hash and dataset_hash(data) != run.dataset_hash:
@@ -103,7 +103,7 @@ def _judge_client(plan: MetricPlan, record: RunRecord, judge: str | None, llm: A
     if llm is not None:
         return llm, False
     from ragmeter.records import LLMRef
-    from ragmeter.run.systems import check_llm_spec, make_llm
+    from ragmeter.run.rebuild import check_llm_spec, make_llm
 
     if judge is not None:
         check_llm_spec(judge, source="--judge")

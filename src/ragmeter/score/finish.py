@@ -84,10 +84,12 @@ async def score_run(
     usage = run_usage(per_query, dict(models or {}))
     if usage is not None:
         summary["usage"] = usage
+    aggregate = aggregate_metrics(per_query, seed=seed)
+    aggregate.update(summary_values(level.grades))
     return Scored(
         per_query=per_query,
         run_level=level.values,
-        aggregate=aggregate_metrics(per_query, seed=seed),
+        aggregate=aggregate,
         notes=notes,
         summary=summary,
         usage=usage,
@@ -95,3 +97,27 @@ async def score_run(
         n_without_relevant=level.n_without_relevant,
         ppi=ppi,
     )
+
+
+def summary_values(grades: Mapping[str, float | None]) -> dict[str, MetricSummary]:
+    """The run's summary-stage metrics (pass rates, grade averages) as aggregates like any other metric,
+    so that they are stored with the run, shown, compared and gated (`--fail-under pass_rate_8=...`).
+    Pass rates are over ALL graded queries (a null grade does not pass); averages over the valid grades."""
+    import ragmeter.metrics as rm
+
+    if not grades:
+        return {}
+    n = int(grades.get("n_queries") or 0)
+    n_graded = int(grades.get("n_graded") or 0)
+    out: dict[str, MetricSummary] = {}
+    for spec in rm.specs():
+        if spec.stage != "summary" or spec.name not in grades:
+            continue
+        over_all = spec.unit == "%"
+        out[spec.name] = MetricSummary(
+            mean=grades[spec.name],
+            std=None,
+            n=n if over_all else n_graded,
+            n_null=0 if over_all else n - n_graded,
+        )
+    return out

@@ -1,0 +1,176 @@
+"""The one rebuild path: the system under test, the judge and generator clients and the dataset, built from
+a run's record. A fresh run, `run --resume`, every Ray worker and `rescore` all come through here, so what
+the record holds (a judge's timeout, retries and budget included) is what each of them gets."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragmeter.errors import InputError
+from ragmeter.models import EvalDataset
+from ragmeter.records import LLMRef, RunRecord, SystemRef
+
+if TYPE_CHECKING:
+    from ragmeter.store import Store
+    from ragmeter.systems import Retrieved
+
+LLM_CACHE = Path(".ragmeter") / "llm-cache.sqlite"
+
+
+class SystemAdapter:
+    """Any system through ragmeter.systems' protocol: a System (sync or async `retrieve`, optional
+    `answer`), or a plain callable `fn(question, k)` wrapped as a CallableSystem."""
+
+    def __init__(self, system: Any) -> None:
+        from ragmeter.systems import CallableSystem
+
+        if not hasattr(system, "retrieve"):
+            if not callable(system):
+                raise InputError(f"not a system: {system!r} has no retrieve() and is not callable")
+            system = CallableSystem(system, name=getattr(system, "__name__", "callable"))
+        self.system = system
+
+    async def retrieve(self, question: str, k: int) -> list[Retrieved]:
+        from ragmeter.systems import aretrieve
+
+        return await aretrieve(self.system, question, k)
+
+    async def answer(self, question: str, contexts: list[Retrieved]) -> str | None:
+        from ragmeter.systems import aanswer
+
+        return await aanswer(self.system, question, contexts)
+
+    async def retrieve_timed(self, question: str, k: int) -> tuple[list[Retrieved], float]:
+        """The hits and the ms the system itself took (timed where it runs, not queued time)."""
+        from ragmeter.systems.base import aretrieve_timed
+
+        return await aretrieve_timed(self.system, question, k)
+
+    async def answer_timed(self, question: str, contexts: list[Retrieved]) -> tuple[str | None, float]:
+        from ragmeter.systems.base import aanswer_timed
+
+        return await aanswer_timed(self.system, question, contexts)
+
+    async def warm_up(self) -> None:
+        """Load the system's indexes and models before the first query's clock starts."""
+        from ragmeter.systems.base import awarm_up
+
+        await awarm_up(self.system)
+
+
+def resolve_dataset(name: str, *, seed: int, store: Store | None = None) -> EvalDataset:
+    """A dataset by name or path; `store:COLLECTION` is a collection's test cases in the store."""
+    if name.startswith("store:"):
+        if store is None:
+            from ragmeter.store import open_store
+
+            store = open_store()
+        return store.dataset(name.split(":", 1)[1])
+    from ragmeter.datasets import load_dataset
+
+    return load_dataset(name, seed=seed)
+
+
+def _options(ref: SystemRef) -> dict[str, Any]:
+    options = dict(ref.options)
+    if isinstance(options.get("disable"), list):
+        options["disable"] = set(options["disable"])
+    return options
+
+
+def check_system(ref: SystemRef, dataset: EvalDataset, *, source: str = "--system") -> None:
+    """Refuse, before anything runs, a system reference that cannot be built (without building it:
+    the built-in pipeline would index the corpus)."""
+    if not ref.rebuildable and ref.kind != "object":
+        raise InputError(f"cannot rebuild the system: {ref.why_not}", source=source)
+    if ref.kind == "builtin":
+        from ragmeter.systems.pipeline import COMPONENTS, MODES, Pipeline
+
+        if not dataset.corpus:
+            raise InputError(
+                f"the built-in system needs a dataset with a corpus; {dataset.name!r} has none "
+                "(give a dataset with its corpus, or --system module:function / URL / run file)",
+                source="--dataset",
+            )
+        if ref.mode not in MODES:
+            raise InputError(f"unknown mode {ref.mode!r}; use one of {', '.join(MODES)}", source="mode")
+        known = set(inspect.signature(Pipeline.__init__).parameters) - {"self", "corpus", "llm", "collection"}
+        unknown = sorted(set(ref.options) - known)
+        if unknown:
+            raise InputError(f"unknown pipeline option(s) {', '.join(unknown)}", source=source)
+        bad = sorted(set(ref.options.get("disable") or ()) - COMPONENTS)
+        if bad:
+            raise InputError(f"unknown component(s) to disable: {', '.join(bad)}", source=source)
+    elif ref.kind == "reference":
+        if ":" not in ref.spec:
+            raise InputError(
+                "not a system: use 'builtin', module:function, an http(s):// URL or a run file path",
+                source=ref.spec,
+            )
+        from ragmeter.systems.adapters import is_adapter_spec
+        from ragmeter.systems.external import import_target
+
+        import_target(ref.spec.partition(":")[2] if is_adapter_spec(ref.spec) else ref.spec)  # langchain:m:a
+
+
+def build_system(ref: SystemRef, dataset: EvalDataset, generator: Any = None) -> SystemAdapter:
+    """Exactly the recorded system: its reference, mode, namespace and every option."""
+    if ref.kind == "object":
+        raise InputError(
+            f"this run {ref.why_not}: resume it through the Python API, passing an object with the same "
+            "fingerprint: run_evaluation(None, system, resume=RUN_ID)",
+            source="--resume",
+        )
+    if not ref.rebuildable:
+        raise InputError(f"cannot rebuild the system: {ref.why_not}", source="--resume")
+    from ragmeter.systems import build_system as build
+
+    return SystemAdapter(
+        build(
+            ref.spec, dataset=dataset, mode=ref.mode, collection=ref.namespace, llm=generator, **_options(ref)
+        )
+    )
+
+
+def make_llm(ref: LLMRef, record: RunRecord) -> Any:
+    """A client from a recorded spec and the options recorded with it (timeout, max_retries, budget); API
+    keys come from the environment, never from the record."""
+    from ragmeter.llm import from_spec
+
+    kwargs: dict[str, Any] = {"concurrency": record.concurrency, "seed": record.seed, **ref.options}
+    if record.cache:
+        kwargs["cache"] = str(LLM_CACHE)
+    return from_spec(ref.spec, **kwargs)
+
+
+def build_clients(
+    record: RunRecord, *, judge: Any = None, generator: Any = None, want_generator: bool = True
+) -> tuple[Any, Any, list[Any]]:
+    """(judge, generator, clients made here) for `record`: a client given in-process is used as it is,
+    else it is made from the record (the generator only if `want_generator`). When both are the offline
+    `local` model they share one server: the generator's requests go to the judge's server."""
+    owned: list[Any] = []
+    if judge is None and record.judge is not None:
+        judge = make_llm(record.judge, record)
+        owned.append(judge)
+    if want_generator and generator is None and record.generator is not None and record.evaluate_generation:
+        generator = make_llm(record.generator, record)
+        share = getattr(generator, "share_server", None)
+        if share is not None and getattr(judge, "backend", None) == "local":
+            share(judge)
+        owned.insert(0, generator)  # closed before the judge whose server it may use
+    return judge, generator, owned
+
+
+def check_llm_spec(spec: str, *, source: str) -> dict[str, Any]:
+    """Parse an LLM spec; returns the client's public description (no request is sent: SDK clients are
+    made on first use)."""
+    from ragmeter.llm import from_spec
+
+    try:
+        client = from_spec(spec)
+    except InputError as exc:
+        raise InputError(exc.reason, source=source) from None
+    return dict(client.spec_public)
