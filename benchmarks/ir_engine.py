@@ -269,6 +269,9 @@ def main() -> None:
     ap.add_argument("--queries", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--pairs", type=int, default=3, help="alternating whole-process pairs at each Q")
     ap.add_argument("--ir-measures-max", type=int, default=10_000, help="largest Q that ir_measures runs")
+    ap.add_argument(
+        "--ranx-max", type=int, default=100_000, help="largest Q that ranx runs (its parse is slow)"
+    )
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "ragmeter-bench")
     args = ap.parse_args()
@@ -286,7 +289,7 @@ def main() -> None:
         print(
             f"\n== Q = {nq:,} x 100 ({run.stat().st_size / 1e6:.0f} MB run; workload {time.perf_counter() - t0:.1f} s)"
         )
-        phases(nq, qrels, run, with_ranx, with_irm and nq <= args.ir_measures_max)
+        phases(nq, qrels, run, with_ranx and nq <= args.ranx_max, with_irm and nq <= args.ir_measures_max)
         whole_process(nq, qrels, run, args.pairs)
     t_imp = min(timed([sys.executable, "-c", "import ragmeter"])[0] for _ in range(5))
     t_py = min(timed([sys.executable, "-c", "pass"])[0] for _ in range(5))
