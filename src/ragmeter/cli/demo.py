@@ -240,14 +240,20 @@ def _score_what_was_judged(dataset: Any, config: Any, store: Any) -> Any:
     if not store.finished_query_ids(run_id):
         return None
     partial = rescore(run_id, store=store, dataset=dataset)
-    out.print(
-        f"   judging stopped at the demo's {DEMO_BUDGET_S:.0f} s budget after {len(partial.per_query)} of "
-        f"{config.limit or len(dataset.queries)} questions (is the machine busy?); finish it with "
-        f"`ragmeter run --resume {run_id}`"
-    )
+    reason = budget_stop_reason(len(partial.per_query), config.limit or len(dataset.queries))
+    error = f"{reason}; finish it with `ragmeter run --resume {run_id}`"
+    store.fail_run(run_id, error)  # replaces the loop's "interrupted (Ctrl-C / cancelled)"
+    partial = partial.model_copy(update={"status": "failed", "error": error})
+    out.print(f"   {reason} (is the machine busy?); finish it with `ragmeter run --resume {run_id}`")
     if config.output:  # what was judged, so that the paths printed at the end exist
         write_outputs(partial, config.output)
     return partial
+
+
+def budget_stop_reason(n_done: int, n_total: int) -> str:
+    """Why a judged demo run stopped: its time budget ran out (not a Ctrl-C, which is what the run loop
+    records for any cancelled run)."""
+    return f"judging stopped by the demo's {DEMO_BUDGET_S:.0f} s time budget after {n_done} of {n_total} questions"
 
 
 def _short(text: str | None, width: int = 160) -> str:

@@ -121,23 +121,34 @@ def _summary_cell(run: EvalRunResult, name: str) -> dict[str, Any]:
         "ci": "" if ci == "-" else ci,
         "ci_method": "" if method == "-" else method,
         "n_null": n_null,
+        "n": n,
         "title": detail + ("" if ci == "-" else f", 95% CI {ci} {method}"),
     }
+
+
+def rankable_cells(cells: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The cells that may be marked best: a mean over at least half as many values as the largest of
+    the row (a run of 1 query is not "best" against runs of 60; its mean is shown, not ranked)."""
+    valued = [c for c in cells if c["mean"] is not None]
+    most = max((int(c["n"] or 0) for c in valued), default=0)
+    return [c for c in valued if 2 * int(c["n"] or 0) >= most]
 
 
 def _summary_rows(runs: Sequence[EvalRunResult], metrics: Sequence[str]) -> list[dict[str, Any]]:
     """One row per metric in the registry's display order: its scale, direction and interval method, per
     run the mean and the stored 95% interval (clipped into the metric's range for runs stored before that
-    held); count, nulls and std in the cell's tooltip. Bold marks the best run in the metric's direction."""
+    held); count, nulls and std in the cell's tooltip. Bold marks the best run in the metric's direction,
+    among the runs whose mean is over at least half as many queries as the largest (`rankable_cells`)."""
     rows = []
     for name in display_order(metrics):
         cells = [_summary_cell(run, name) for run in runs]
-        means = [c["mean"] for c in cells if c["mean"] is not None]
+        ranked = rankable_cells(cells)
+        means = [c["mean"] for c in ranked]
         higher = registry.higher_is_better(name)
         best = (max if higher else min)(means) if len(means) > 1 else None
         methods = {c["ci_method"] for c in cells if c["ci_method"]}
         for c in cells:
-            c["best"] = best is not None and c["mean"] == best
+            c["best"] = best is not None and c["mean"] == best and any(c is r for r in ranked)
             if len(methods) == 1:
                 c["ci_method"] = ""  # shown once, in the scale column
         spec = registry.lookup(name)
