@@ -84,12 +84,10 @@ async def score_run(
     usage = run_usage(per_query, dict(models or {}))
     if usage is not None:
         summary["usage"] = usage
-    aggregate = aggregate_metrics(per_query, seed=seed)
-    aggregate.update(summary_values(level.grades))
     return Scored(
         per_query=per_query,
         run_level=level.values,
-        aggregate=aggregate,
+        aggregate={**aggregate_metrics(per_query, seed=seed), **summary_values(level.grades)},
         notes=notes,
         summary=summary,
         usage=usage,
