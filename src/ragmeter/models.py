@@ -129,6 +129,9 @@ class QueryEvalResult(BaseModel):
     status: Literal["ok", "failed"] = "ok"
     error: str | None = None
     retrieved: list[RetrievedDoc] = Field(default_factory=list)
+    # What the generator was given (ids and texts, in the order given). None: an older run, or one without
+    # generation: the contexts are then the top `context_k` of `retrieved` (ragmeter.score.query.contexts_of).
+    contexts: list[RetrievedDoc] | None = None
     answer: str | None = None
     ground_truth_answer: str | None = None
     metrics: dict[str, MetricResult] = Field(default_factory=dict)

@@ -101,6 +101,14 @@ def demo_command(
 
     table = _modes_table(results)
     out.print(table)
+    from ragmeter.report.diagnosis import classes_side_by_side
+
+    classes = classes_side_by_side(
+        results,
+        "why queries failed: failure class per query (stored outputs, no LLM call; docs/diagnosis.md)",
+    )
+    if classes is not None:
+        out.print(classes)
 
     judged: EvalRunResult | None = None
     spec = None if no_judge else judge
@@ -145,6 +153,9 @@ def demo_command(
         )
     if judged is not None:
         _print_judged(judged, dataset)
+        judged_classes = classes_side_by_side({"judged": judged}, "failure classes of the judged sample")
+        if judged_classes is not None:
+            out.print(judged_classes)
 
     elapsed = time.perf_counter() - t0
     out.print(f"\n[bold]done in {elapsed:.0f} s.[/bold] Where things are:")

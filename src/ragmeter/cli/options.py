@@ -98,8 +98,8 @@ def summary_table(result: EvalRunResult, title: str | None = None) -> Any:
     table.add_column("n", justify="right")
     table.add_column("null", justify="right")
     for name in sorted(result.aggregate, key=metrics.sort_key):
-        if metrics.family_of(name) == "latency":
-            continue  # latency_table
+        if metrics.family_of(name) in ("latency", "diagnosis"):
+            continue  # latency_table, class_table
         s = result.aggregate[name]
         ci, method = ci_text(name, s)
         table.add_row(
@@ -172,6 +172,11 @@ def print_run(result: EvalRunResult, *, store_url: str | None = None) -> None:
         latency = latency_table(result)
         if latency is not None:
             out.print(latency)
+        from ragmeter.report.diagnosis import class_table
+
+        classes = class_table(result)
+        if classes is not None:
+            out.print(classes)
     if result.ppi:
         out.print(ppi_table(result))
     print_usage(result)

@@ -130,9 +130,14 @@ def compare_command(
 
     a, others = found[0], found[1:]
     limit = None if per_query else top
+    from ragmeter.diagnose.classes import transitions
+
+    comparisons = [compare(a, b, seed=seed, n_resamples=resamples, top=limit) for b in others]
+    for b, comparison in zip(others, comparisons, strict=True):
+        comparison["transitions"] = transitions(a, b)  # failure classes: which queries moved where
     report = ComparisonReport(
         a=a.run_id or "",
-        comparisons=[compare(a, b, seed=seed, n_resamples=resamples, top=limit) for b in others],
+        comparisons=comparisons,
         seed=seed,
         resamples=resamples,
         per_query=per_query,
@@ -142,6 +147,21 @@ def compare_command(
         click.echo(report.to_json())
     else:
         console().print(report.to_table())
+        for b in others:
+            _print_transitions(a, b)
+
+
+def _print_transitions(a: EvalRunResult, b: EvalRunResult) -> None:
+    from ragmeter.report.diagnosis import transition_table
+
+    shown = transition_table(a, b)
+    if shown is None:
+        return
+    table, moves = shown
+    if moves["n_moved"]:
+        console().print(table)
+    else:
+        click.echo(f"failure classes: none of the {moves['n_paired']} queries classified in both runs moved")
 
 
 @runs.command("export")

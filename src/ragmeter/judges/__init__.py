@@ -17,6 +17,7 @@ from ragmeter.judges.answer import ANSWER_CORRECTNESS, COHERENCE, COMPLETENESS, 
 from ragmeter.judges.citation import CITATION_ACCURACY
 from ragmeter.judges.factuality import FACTUALITY
 from ragmeter.judges.judge import Judge, JudgeInput
+from ragmeter.judges.ragchecker import RC_JUDGES
 from ragmeter.judges.retrieval import (
     RETRIEVAL_GRADE,
     position_weight,
@@ -40,6 +41,8 @@ JUDGES: dict[str, Judge] = {
         RETRIEVAL_GRADE,
     )
 }
+# Every judge a run may name: the default ones above and the opt-in rc_* claim judges (RAGChecker's metrics).
+ALL_JUDGES: dict[str, Judge] = {**JUDGES, **RC_JUDGES}
 
 PROMPTS = {name: judge.prompt for name, judge in JUDGES.items()}
 
@@ -55,20 +58,20 @@ citation_accuracy = CITATION_ACCURACY
 
 def prompt_versions(names: Sequence[str] | None = None) -> dict[str, str]:
     """{judge name: prompt version}, to store with a run."""
-    return {n: PROMPTS[n].version for n in (names if names is not None else JUDGES)}
+    return {n: ALL_JUDGES[n].version for n in (names if names is not None else JUDGES)}
 
 
 def judge_scales(names: Sequence[str] | None = None) -> dict[str, dict[str, object]]:
     """{judge name: the scale it asks the model for and the range of the value it stores}."""
-    return {n: JUDGES[n].scale.describe() for n in (names if names is not None else JUDGES)}
+    return {n: ALL_JUDGES[n].scale.describe() for n in (names if names is not None else JUDGES)}
 
 
 def check_judge_names(names: Sequence[str]) -> None:
     """Raise InputError naming any unknown judge (call this before a run starts)."""
-    unknown = [n for n in names if n not in JUDGES]
+    unknown = [n for n in names if n not in ALL_JUDGES]
     if unknown:
         raise InputError(
-            f"unknown judge(s) {', '.join(map(repr, unknown))}; known: {', '.join(sorted(JUDGES))}",
+            f"unknown judge(s) {', '.join(map(repr, unknown))}; known: {', '.join(sorted(ALL_JUDGES))}",
             source="judges",
         )
 
@@ -91,11 +94,12 @@ async def run_judges(
     """
     check_judge_names(names)
     inp = JudgeInput(question, answer, contexts, ground_truth, relevant_rank, query_id)
-    results = await asyncio.gather(*(JUDGES[n].run(inp, llm) for n in names))
+    results = await asyncio.gather(*(ALL_JUDGES[n].run(inp, llm) for n in names))
     return dict(zip(names, results, strict=True))
 
 
 __all__ = [
+    "ALL_JUDGES",
     "JUDGES",
     "PROMPTS",
     "Judge",

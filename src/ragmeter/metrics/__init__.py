@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from ragmeter.metrics import builtin as _builtin
+from ragmeter.metrics import diagnosis as _diagnosis
 from ragmeter.metrics.registry import (
     canonical,
     check,
@@ -29,6 +30,7 @@ from ragmeter.metrics.registry import (
 from ragmeter.metrics.spec import MetricSpec, ScoreInput
 
 _builtin.load()
+_diagnosis.load()
 
 __all__ = [
     "MetricSpec",

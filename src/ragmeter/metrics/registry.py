@@ -168,7 +168,16 @@ def known_names() -> list[str]:
     return [s.name for s in specs()]
 
 
-_FAMILY_ORDER: list[str] = ["retrieval", "lexical", "semantic", "judge", "custom", "latency", "agreement"]
+_FAMILY_ORDER: list[str] = [
+    "retrieval",
+    "lexical",
+    "semantic",
+    "judge",
+    "diagnosis",
+    "custom",
+    "latency",
+    "agreement",
+]
 _RETRIEVAL_ORDER = ["recall", "precision", "ndcg", "ndcg_exp", "hit", "mrr", "map", "rprec", "aqwv"]
 _RETRIEVAL_ORDER += ["bpref", "infap", "judged"]
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-Family = Literal["retrieval", "lexical", "semantic", "judge", "latency", "agreement", "custom"]
+Family = Literal["retrieval", "lexical", "semantic", "judge", "diagnosis", "latency", "agreement", "custom"]
 # query: computed for each query as it completes (lexical, judges, user metrics);
 # run: computed after the loop over all queries at once, still one value per query (IR engine, SBERT batch);
 # summary: one value for the whole run, no per-query value (pass rates, PPI estimates, latency percentiles).
@@ -54,6 +54,8 @@ class MetricSpec:
     # for a family, the cut-off shown is headline_k when the run has it.
     headline: int = 0
     headline_k: int | None = None
+    # False: computed only when a run names it (costly judges such as the rc_* claim metrics).
+    default: bool = True
     # User metrics: fn(ScoreInput) -> float | None, called per query by the scorer.
     compute: Callable[[ScoreInput], float | None] | None = field(default=None, compare=False, repr=False)
 
@@ -92,5 +94,6 @@ class MetricSpec:
             "aliases": list(self.aliases),
             "parameters": list(self.parameters),
             "headline": self.headline,
+            "default": self.default,
             "description": self.description,
         }

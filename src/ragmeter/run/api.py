@@ -202,6 +202,8 @@ class _Run:
             seed=p.config.seed,
             evaluate_generation=p.config.evaluate_generation,
             models=models,
+            context_k=p.record.context_k,
+            correct_if=p.config.extra.get("correct_if"),
         )
         versions = {**package_versions(), **judge_versions(p)}
         result = EvalRunResult(

@@ -101,6 +101,7 @@ class QueryWorker:
         if record.evaluate_generation:
             try:
                 contexts = list(hits[: record.context_k])
+                result.contexts = result.retrieved[: len(contexts)]
                 result.answer, latency["generate"] = await self.system.answer_timed(query.question, contexts)
             except Exception as exc:
                 return failed(error_text("generate", exc))

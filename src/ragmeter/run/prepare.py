@@ -18,6 +18,7 @@ from ragmeter.errors import InputError
 from ragmeter.models import EvalConfig, EvalDataset, EvalQuery, EvalRunResult
 from ragmeter.records import CONTEXT_K, DatasetRef, RunRecord, llm_ref
 from ragmeter.run.record import system_ref
+from ragmeter.score.classes import parse_rule
 from ragmeter.score.plan import MetricPlan, plan_metrics
 
 if TYPE_CHECKING:
@@ -102,6 +103,7 @@ def validate(
     context_k = int(config.extra.get("context_k", CONTEXT_K))
     if context_k < 1:
         raise InputError(f"context_k must be at least 1, not {context_k}", source="extra.context_k")
+    parse_rule(config.extra.get("correct_if"))  # a bad rule is refused before anything is stored
     publics = _check_llms(config, llm, generator_llm)
     queries = sample_queries(data, config.limit, config.seed)
     if not queries:

@@ -174,6 +174,8 @@ async def _store(
         seed=record.seed,
         evaluate_generation=record.evaluate_generation,
         models={"judge": (judge_public or {}).get("model")},
+        context_k=record.context_k,
+        correct_if=run.config.extra.get("correct_if"),
     )
     recomputed = _recomputed(plan, scored.per_query, run.per_query, scored.run_level)
     store.put_metric_values(run.run_id, recomputed)

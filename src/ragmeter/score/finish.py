@@ -48,8 +48,11 @@ async def score_run(
     seed: int = 0,
     evaluate_generation: bool = True,
     models: Mapping[str, str | None] | None = None,
+    context_k: int = 5,
+    correct_if: str | None = None,
 ) -> Scored:
-    """Run-level metrics of `results` (in the order of `queries`), then aggregates and notes."""
+    """Run-level metrics of `results` (in the order of `queries`), then aggregates and notes; the failure
+    classes last, as they read the other metrics (`correct_if`: ragmeter.score.classes.parse_rule)."""
     from ragmeter.score.aggregate import aggregate_metrics
     from ragmeter.score.ppi import run_ppi
     from ragmeter.score.usage import run_usage
@@ -62,6 +65,15 @@ async def score_run(
     if plan.semantic:
         await asyncio.to_thread(semantic_scores, results, by_id, out=level)
     per_query = [merge_metrics(r, level.values.get(r.query_id, {})) for r in results]
+    if plan.diagnosis:
+        from ragmeter.score.classes import class_values
+
+        classes = class_values(
+            per_query, by_id, context_k=context_k, relevance_level=relevance_level, correct_if=correct_if
+        )
+        for query_id, values in classes.items():
+            level.values.setdefault(query_id, {}).update(values)
+        per_query = [merge_metrics(r, classes.get(r.query_id, {})) for r in per_query]
     n_failed = sum(r.status == "failed" for r in per_query)
     notes = list(level.notes)
     foreign = foreign_ids_note(by_id, per_query)

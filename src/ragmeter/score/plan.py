@@ -27,13 +27,14 @@ class MetricPlan:
     semantic: bool
     custom: tuple[str, ...]
     total_score: bool = False  # from each query's retrieval grade (computed now, or stored)
+    diagnosis: bool = True  # the failure class of each query (ragmeter.score.classes), no LLM call
 
 
 def judge_names() -> list[str]:
-    """The per-query judge metrics of the registry."""
+    """The per-query judge metrics a judged run computes by default (opt-in ones only when named)."""
     import ragmeter.metrics as rm
 
-    return [s.name for s in rm.specs() if s.family == "judge" and s.stage == "query"]
+    return [s.name for s in rm.specs() if s.family == "judge" and s.stage == "query" and s.default]
 
 
 def plan_metrics(
@@ -81,6 +82,7 @@ def plan_metrics(
         semantic=evaluate_generation and semantic and (not metrics or SEMANTIC in names),
         custom=tuple(by_family.get("custom", []) if metrics else _custom_names()),
         total_score=RETRIEVAL_GRADE in judges,
+        diagnosis=not strict or "diagnosis" in by_family,
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragmeter.models import EvalQuery, MetricResult, QueryEvalResult
+from ragmeter.models import EvalQuery, MetricResult, QueryEvalResult, RetrievedDoc
 from ragmeter.score.plan import MetricPlan
 
 
@@ -18,9 +18,14 @@ def error_text(stage: str, exc: BaseException) -> str:
     return f"{stage} failed: {type(exc).__name__}: {reason}"[:2000]
 
 
+def context_docs(result: QueryEvalResult, context_k: int) -> list[RetrievedDoc]:
+    """What the generator was given: the stored contexts, else (older runs) the top `context_k` retrieved."""
+    return list(result.contexts) if result.contexts is not None else list(result.retrieved[:context_k])
+
+
 def contexts_of(result: QueryEvalResult, context_k: int) -> list[str]:
-    """The texts a generator and the judges get: the top `context_k` retrieved, in rank order."""
-    return [d.text for d in result.retrieved[:context_k]]
+    """The texts a generator and the judges get, in the order given."""
+    return [d.text for d in context_docs(result, context_k)]
 
 
 def relevant_rank(query: EvalQuery, retrieved_ids: Sequence[str]) -> int | None:
