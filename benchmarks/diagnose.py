@@ -16,6 +16,7 @@ import asyncio
 import os
 import random
 import re
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,18 @@ def sentence_with(text: str, answer: str) -> str:
     return answer
 
 
+def show(q: Any, seconds: float, calls: int, values: dict[str, Any]) -> None:
+    shown = " ".join(
+        f"{n.removeprefix('rc_')}={'null' if v.value is None else f'{v.value:.2f}'}"
+        for n, v in values.items()
+    )
+    errors = {v.error for v in values.values() if v.error}
+    print(
+        f"  {q.query_id}: {seconds:.1f} s, {calls} calls; {shown}" + (f"; errors: {errors}" if errors else "")
+    )
+    sys.stdout.flush()
+
+
 async def main(args: argparse.Namespace) -> None:
     from ragmeter.datasets import load_dataset
     from ragmeter.llm import from_spec
@@ -53,6 +66,7 @@ async def main(args: argparse.Namespace) -> None:
     rng = random.Random(args.seed)
     sample = rng.sample(ds.queries, args.queries)
     llm = from_spec(args.judge, concurrency=2, timeout=600, seed=0)
+    print(f"judge {args.judge}: starting; {len(sample)} queries", flush=True)
     names = list(RC_METRICS)
     rows = []
     async with llm:
@@ -73,17 +87,8 @@ async def main(args: argparse.Namespace) -> None:
                 query_id=q.query_id,
             )
             rows.append((q, time.perf_counter() - t, counting.calls - before, values))
+            show(*rows[-1])
     print(f"{len(rows)} SQuAD queries, judge {args.judge}, contexts 2 x <= {args.chars} chars")
-    for q, seconds, calls, values in rows:
-        shown = " ".join(
-            f"{n.removeprefix('rc_')}={'null' if v.value is None else f'{v.value:.2f}'}"
-            for n, v in values.items()
-        )
-        errors = {v.error for v in values.values() if v.error}
-        print(
-            f"  {q.query_id}: {seconds:.1f} s, {calls} calls; {shown}"
-            + (f"; errors: {errors}" if errors else "")
-        )
     total_s = sum(r[1] for r in rows)
     total_calls = sum(r[2] for r in rows)
     print(
