@@ -41,6 +41,22 @@ def _top_k(value: str | None) -> list[int] | None:
     return ks
 
 
+def _check_resume_output(output: str | None) -> None:
+    """-o with --resume: the resumed run's results go there (not silently to the stored run's path);
+    an unwritable path is refused before the run resumes."""
+    if output:
+        from ragmeter.safety import check_output_path
+
+        check_output_path(output, source="--output")
+
+
+def _write_resume_output(result: Any, output: str, *, raw: bool) -> None:
+    from ragmeter.score.writers import csv_path_for, write_csv, write_json
+
+    write_json(result, output, source="--output")
+    write_csv(result, csv_path_for(output), raw=raw, source="--output")
+
+
 @click.command("run")
 @click.option("--dataset", "-d", help="A named dataset, a dataset file/folder, or store:COLLECTION.")
 @click.option(
@@ -214,6 +230,7 @@ def run_command(
         check_invocation(
             None, None, None, store=store, resume=resume, system_options={}, thresholds=thresholds
         )
+        _check_resume_output(output)
         result = run_evaluation(
             None,
             None,
@@ -276,8 +293,10 @@ def run_command(
             progress=progress,
             system_options=options,
         )
-    json_path = result.config.output
-    if not json_path:
+    json_path = output if resume and output else result.config.output
+    if resume and output:
+        _write_resume_output(result, output, raw=csv_raw)
+    elif not json_path:
         json_path = str(default_output(result.run_id))
         write_json(result, json_path, source="--output")
         write_csv(result, csv_path_for(json_path), raw=csv_raw, source="--output")
