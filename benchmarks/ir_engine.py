@@ -71,96 +71,96 @@ def make_workload(q: int, seed: int, out: Path) -> tuple[Path, Path]:
 
 RAGMETER_JOB = """
 import resource, time, json, sys
-t0 = time.perf_counter()
+t0 = time.perf_counter(); c0 = time.process_time()
 import ragmeter
 from ragmeter.ir import Qrels, Run, evaluate
 t_import = time.perf_counter() - t0
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-t0 = time.perf_counter()
+t0 = time.perf_counter(); c0 = time.process_time()
 qrels = Qrels.from_trec(sys.argv[1]); run = Run.from_trec(sys.argv[2])
-t_load = time.perf_counter() - t0
-t0 = time.perf_counter()
+t_load = time.perf_counter() - t0; c_load = time.process_time() - c0
+t0 = time.perf_counter(); c0 = time.process_time()
 res = evaluate(qrels, run, SIX, no_relevant="zero", missing="ignore")
 agg = res.aggregate
-t_compute = time.perf_counter() - t0
+t_compute = time.perf_counter() - t0; c_compute = time.process_time() - c0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 alone = {}
 for m in SIX + ["bpref", "infap", "judged@10"]:
-    t0 = time.perf_counter()
+    t0 = time.perf_counter(); c0 = time.process_time()
     evaluate(qrels, run, [m], no_relevant="zero", missing="ignore").aggregate
     alone[m] = time.perf_counter() - t0
-t0 = time.perf_counter()
+t0 = time.perf_counter(); c0 = time.process_time()
 evaluate(qrels, run, SIX + ["bpref", "infap", "judged@10"], no_relevant="zero", missing="ignore").aggregate
 t_nine = time.perf_counter() - t0
-print(json.dumps({"import": t_import, "load": t_load, "compute": t_compute, "extra_mb": (peak - base) / 1024,
+print(json.dumps({"import": t_import, "load": t_load, "compute": t_compute, "load_cpu": c_load, "compute_cpu": c_compute, "extra_mb": (peak - base) / 1024,
                   "peak_mb": peak / 1024, "means": agg, "alone": alone, "nine": t_nine}))
 """
 
 PYTREC_JOB = """
 import resource, time, json, sys
-t0 = time.perf_counter()
+t0 = time.perf_counter(); c0 = time.process_time()
 import pytrec_eval
 t_import = time.perf_counter() - t0
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-t0 = time.perf_counter()
+t0 = time.perf_counter(); c0 = time.process_time()
 with open(sys.argv[1]) as f: qrels = pytrec_eval.parse_qrel(f)
 with open(sys.argv[2]) as f: run = pytrec_eval.parse_run(f)
-t_load = time.perf_counter() - t0
-t0 = time.perf_counter()
+t_load = time.perf_counter() - t0; c_load = time.process_time() - c0
+t0 = time.perf_counter(); c0 = time.process_time()
 ev = pytrec_eval.RelevanceEvaluator(qrels, PYTREC_SIX)
 per = ev.evaluate(run)
 names = {"ndcg@10": "ndcg_cut_10", "map": "map", "map@100": "map_cut_100", "recall@100": "recall_100",
          "precision@10": "P_10", "mrr": "recip_rank"}
 agg = {k: sum(v[t] for v in per.values()) / len(per) for k, t in names.items()}
-t_compute = time.perf_counter() - t0
+t_compute = time.perf_counter() - t0; c_compute = time.process_time() - c0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"import": t_import, "load": t_load, "compute": t_compute, "extra_mb": (peak - base) / 1024,
+print(json.dumps({"import": t_import, "load": t_load, "compute": t_compute, "load_cpu": c_load, "compute_cpu": c_compute, "extra_mb": (peak - base) / 1024,
                   "peak_mb": peak / 1024, "means": agg}))
 """
 
 IR_MEASURES_JOB = """
 import resource, time, json, sys
-t0 = time.perf_counter()
+t0 = time.perf_counter(); c0 = time.process_time()
 import ir_measures
 from ir_measures import nDCG, AP, R, P, RR
 t_import = time.perf_counter() - t0
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-t0 = time.perf_counter()
+t0 = time.perf_counter(); c0 = time.process_time()
 qrels = list(ir_measures.read_trec_qrels(sys.argv[1])); run = list(ir_measures.read_trec_run(sys.argv[2]))
-t_load = time.perf_counter() - t0
-t0 = time.perf_counter()
+t_load = time.perf_counter() - t0; c_load = time.process_time() - c0
+t0 = time.perf_counter(); c0 = time.process_time()
 ms = [nDCG@10, AP, AP@100, R@100, P@10, RR]
 agg = ir_measures.calc_aggregate(ms, qrels, run)
-t_compute = time.perf_counter() - t0
+t_compute = time.perf_counter() - t0; c_compute = time.process_time() - c0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 names = dict(zip(map(str, ms), SIX))
-print(json.dumps({"import": t_import, "load": t_load, "compute": t_compute, "extra_mb": (peak - base) / 1024,
+print(json.dumps({"import": t_import, "load": t_load, "compute": t_compute, "load_cpu": c_load, "compute_cpu": c_compute, "extra_mb": (peak - base) / 1024,
                   "peak_mb": peak / 1024, "means": {names[str(k)]: float(v) for k, v in agg.items()}}))
 """
 
 RANX_JOB = """
 import resource, time, json, sys
-t0 = time.perf_counter()
+t0 = time.perf_counter(); c0 = time.process_time()
 from ranx import Qrels, Run, evaluate
 t_import = time.perf_counter() - t0
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-t0 = time.perf_counter()
+t0 = time.perf_counter(); c0 = time.process_time()
 qrels = Qrels.from_file(sys.argv[1], kind="trec"); run = Run.from_file(sys.argv[2], kind="trec")
-t_load = time.perf_counter() - t0
-t0 = time.perf_counter()
+t_load = time.perf_counter() - t0; c_load = time.process_time() - c0
+t0 = time.perf_counter(); c0 = time.process_time()
 agg = evaluate(qrels, run, RANX_SIX, make_comparable=True)
-t_compute = time.perf_counter() - t0
+t_compute = time.perf_counter() - t0; c_compute = time.process_time() - c0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 # the numba kernels alone, on ranx's typed lists (already compiled and converted above)
 from ranx.meta.evaluate import extract_metric_and_params
 from ranx.metrics import metric_switch
 tq, tr = qrels.to_typed_list(), run.make_comparable(qrels).to_typed_list()
-t0 = time.perf_counter()
+t0 = time.perf_counter(); c0 = time.process_time()
 for metric in RANX_SIX:
     m, k, rel_lvl = extract_metric_and_params(metric)
     metric_switch(m)(tq, tr, k, rel_lvl)
 t_kernels = time.perf_counter() - t0
-print(json.dumps({"import": t_import, "load": t_load, "compute": t_compute, "extra_mb": (peak - base) / 1024,
+print(json.dumps({"import": t_import, "load": t_load, "compute": t_compute, "load_cpu": c_load, "compute_cpu": c_compute, "extra_mb": (peak - base) / 1024,
                   "peak_mb": peak / 1024, "kernels": t_kernels, "means": {k: float(v) for k, v in agg.items()}}))
 """
 
@@ -213,12 +213,14 @@ def phases(nq: int, qrels: Path, run: Path, with_ranx: bool, with_irm: bool) -> 
         results["ir_measures"] = run_job(IR_MEASURES_JOB, str(qrels), str(run))
     print(
         f"{'library':<12} {'import s':>9} {'parse s':>8} {'compute s':>10} {'parse+compute':>14} {'peak MB':>8}"
+        f" {'parse cpu s':>12} {'compute cpu s':>14}"
     )
     for name, r in results.items():
         print(
             f"{name:<12} {r['import']:>9.3f} {r['load']:>8.3f} {r['compute']:>10.3f} "
-            f"{r['load'] + r['compute']:>14.3f} {r['peak_mb']:>8.0f}"
+            f"{r['load'] + r['compute']:>14.3f} {r['peak_mb']:>8.0f} {r['load_cpu']:>12.3f} {r['compute_cpu']:>14.3f}"
         )
+    print("(cpu s: user + system time of all the process's threads: what a phase costs whatever the load)")
     ours = results["ragmeter"]
     for name, r in results.items():
         if name == "ragmeter":
@@ -258,10 +260,11 @@ def whole_process(nq: int, qrels: Path, run: Path, pairs: int) -> None:
         ratios.append(to / tp)
         mem.append(mo / mp)
         print(f"{i + 1:<5} {to:>10.3f} {tp:>9.3f} {to / tp:>6.3f} {mo:>11.0f} {mp:>9.0f} {mo / mp:>6.3f}")
-    print(
-        f"median ratio ragmeter / pytrec_eval: wall {statistics.median(ratios):.3f}, "
-        f"peak RSS {statistics.median(mem):.3f}"
-    )
+    if ratios:
+        print(
+            f"median ratio ragmeter / pytrec_eval: wall {statistics.median(ratios):.3f}, "
+            f"peak RSS {statistics.median(mem):.3f}"
+        )
 
 
 def main() -> None:
