@@ -73,17 +73,17 @@ def main() -> None:
     pages = {
         "queries page (first page)": "/runs/{id}/queries?per=10",
         "queries page (sorted by mrr, desc)": "/runs/{id}/queries?sort=mrr&desc=1&per=10",
-        "queries page (sorted by faithfulness, asc)": "/runs/{id}/queries?sort=faithfulness&per=10",
+        "queries page (sorted by factuality, asc)": "/runs/{id}/queries?sort=factuality&per=10",
         "queries page (0.2<=ndcg@10<=0.5, page 3)": "/runs/{id}/queries?metric=ndcg%4010&lo=0.2&hi=0.5&page=3&per=1",
-        "queries page (judge nulls)": "/runs/{id}/queries?metric=faithfulness&null=1&per=10",
-        "queries page, last page (sorted by faithfulness)": "/runs/{id}/queries?sort=faithfulness&per=10&page=LAST",
+        "queries page (judge nulls)": "/runs/{id}/queries?metric=factuality&null=1&per=10",
+        "queries page, last page (sorted by factuality)": "/runs/{id}/queries?sort=factuality&per=10&page=LAST",
     }
     print(f"{'page':52s} {'10-query p50':>13s} {'big p50':>10s} {'big p95':>10s} {'ratio':>6s}")
     worst_ratio, worst_big = 0.0, 0.0
     opened = (
         "queries page (first page)",
         "queries page (sorted by mrr, desc)",
-        "queries page (sorted by faithfulness, asc)",
+        "queries page (sorted by factuality, asc)",
     )
     for label, pattern in pages.items():
         small, _ = timed(client, pattern.format(id=ids["small"]).replace("LAST", "1"), args.repeat)

@@ -42,7 +42,7 @@ def test_click_through_runs_run_query_compare(stored: tuple[str, dict[str, str]]
         page.locator("a.query-link").first.click()
         assert page.locator("h1").inner_text() == f"Query {first}"
         assert page.locator("table.docs tbody tr").count() == 3
-        assert "faithfulness" in page.locator(".judges").inner_text()
+        assert "factuality" in page.locator(".judges").inner_text()
         # back to the runs, tick two, compare
         page.click("a.brand")
         page.check(f"input[name=run][value='{ids['base']}']")

@@ -48,17 +48,17 @@ def _sorted_ids(store_url: str, run_id: str, metric: str, descending: bool) -> l
 def test_paged_read_matches_the_whole_run(stored: tuple[str, dict[str, str]], descending: bool) -> None:
     url, ids = stored
     run_id = ids["base"]
-    expected = _sorted_ids(url, run_id, "faithfulness", descending)
+    expected = _sorted_ids(url, run_id, "factuality", descending)
     store = open_store_readonly(url)
     for size in (7, 3):  # pages that cross from valued to null queries, and pages of nulls only
         got: list[str] = []
         for offset in range(0, 20, size):
-            flt = QueryFilter(sort="faithfulness", descending=descending)
+            flt = QueryFilter(sort="factuality", descending=descending)
             page = query_page(store.engine, run_id, flt, offset=offset, limit=size)
             assert page.total == 20
             got += [q.query_id for q in page.rows]
             # each row carries its metric values from the metric_values table
-            assert all("faithfulness" in q.metrics and "ndcg@10" in q.metrics for q in page.rows)
+            assert all("factuality" in q.metrics and "ndcg@10" in q.metrics for q in page.rows)
         assert got == expected
     assert expected[-1] in {q for q in expected[-3:]}  # nulls last, both directions
     with open_store(url, sweep=False) as full:
@@ -78,10 +78,10 @@ def test_filters_in_sql(stored: tuple[str, dict[str, str]]) -> None:
     want = {q.query_id for q in whole if lo <= (q.metrics["mrr"].value or -1) <= hi}
     assert {q.query_id for q in page.rows} == want and page.total == len(want)
     nulls = query_page(
-        store.engine, ids["base"], QueryFilter(metric="faithfulness", reason="timed out"), limit=100
+        store.engine, ids["base"], QueryFilter(metric="factuality", reason="timed out"), limit=100
     )
     assert {q.query_id for q in nulls.rows} == {
-        q.query_id for q in whole if q.metrics["faithfulness"].value is None
+        q.query_id for q in whole if q.metrics["factuality"].value is None
     }
     assert nulls.total == 3
     text = query_page(store.engine, ids["base"], QueryFilter(text="q0001"), limit=100)
@@ -118,7 +118,7 @@ def test_queries_page_sorts_filters_and_pages(client: TestClient, stored: tuple[
     shown = [line.split(">", 1)[1].split("<", 1)[0] for line in r.text.split('class="query-link" href=')[1:]]
     assert shown == expected
     assert "page 2 of 4" in r.text
-    r = client.get(f"/runs/{ids['base']}/queries?metric=faithfulness&null=1")
+    r = client.get(f"/runs/{ids['base']}/queries?metric=factuality&null=1")
     assert "3 queries match" in r.text and "(judge timed out after 3 retries)" in r.text
 
 

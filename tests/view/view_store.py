@@ -36,12 +36,12 @@ def query(
         metrics[f"ndcg@{k}"] = MetricResult(name=f"ndcg@{k}", value=round(v * 0.9, 4))
     metrics["mrr"] = MetricResult(name="mrr", value=round(rng.random(), 4))
     if i % 7 == 3:
-        metrics["faithfulness"] = MetricResult(
-            name="faithfulness", value=None, error="judge timed out after 3 retries", version="v1"
+        metrics["factuality"] = MetricResult(
+            name="factuality", value=None, error="judge timed out after 3 retries", version="v1"
         )
     else:
-        metrics["faithfulness"] = MetricResult(
-            name="faithfulness",
+        metrics["factuality"] = MetricResult(
+            name="factuality",
             value=round(rng.random(), 3),
             details={
                 "reasoning": f"Claim support for {qid}." + (XSS if hostile else ""),
@@ -90,7 +90,10 @@ def add_run(
 ) -> str:
     rng = random.Random(seed)
     run = store.create_run(
-        EvalConfig(dataset=dataset, seed=seed, mode="hybrid"), name=name, dataset_name=dataset
+        EvalConfig(dataset=dataset, seed=seed, mode="hybrid"),
+        name=name,
+        dataset_name=dataset,
+        dataset_hash=f"sha256-of-{dataset}",
     )
     assert run.run_id is not None
     results = [query(i, rng, hostile=hostile, boost=boost) for i in range(n)]

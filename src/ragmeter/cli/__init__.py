@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "judge-qrels": "ragmeter.cli.judges:judge_qrels_command",
     "metrics": "ragmeter.cli.metrics:metrics",
     "view": "ragmeter.cli.view:view_command",
+    "labels": "ragmeter.cli.labels:labels",
 }
 
 

@@ -76,14 +76,29 @@ def _table(rows: Sequence[Sequence[str]], headers: Sequence[str], title: str | N
     return table
 
 
+_STORE_LABELS = click.option(
+    "--store-labels",
+    "store_run",
+    metavar="RUN",
+    default=None,
+    help="Human relevance labels from the store (given in `ragmeter view --annotate`) for RUN's dataset; they win over --qrels.",
+)
+
+
 @click.group("judges")
 def judges() -> None:
     """Validate judges against human labels, and LLM qrels against human qrels."""
 
 
 @judges.command("validate")
-@click.option("--dataset", "-d", required=True, help="A dataset with human_labels (native JSON/JSONL).")
-@click.option("--judge", required=True, metavar="MODEL", help=f"Judge LLM: {SPEC_HELP}.")
+@click.option("--dataset", "-d", default=None, help="A dataset with human_labels (native JSON/JSONL).")
+@click.option("--judge", default=None, metavar="MODEL", help=f"Judge LLM: {SPEC_HELP}.")
+@click.option(
+    "--run",
+    "run_id",
+    default=None,
+    help="Instead of --dataset/--judge: the run's stored judge values against the store's labels of its answers.",
+)
 @click.option(
     "--metric",
     required=True,
@@ -102,8 +117,9 @@ def judges() -> None:
 @format_option("table", "markdown", "json")
 @db_option
 def validate_command(
-    dataset: str,
-    judge: str,
+    dataset: str | None,
+    judge: str | None,
+    run_id: str | None,
     metric: str,
     sample: int | None,
     seed: int,
@@ -118,14 +134,24 @@ def validate_command(
     """Run the judge METRIC on the items people labelled and report the agreement with them."""
     from ragmeter.datasets import load_dataset
     from ragmeter.experiments.judge_validation import validate_judge
-    from ragmeter.experiments.validation_report import (
-        format_markdown,
-        store_report,
-        summary_rows,
-        usage_line,
-    )
+    from ragmeter.experiments.validation_report import store_report
 
     bounds = _parse_scale(scale)
+    if run_id is not None:
+        from ragmeter.experiments.human_labels import validate_run
+
+        if dataset or judge:
+            raise InputError(
+                "--run uses the run's stored judge values: leave out --dataset and --judge", source="--run"
+            )
+        with open_db(db) as store:
+            out = validate_run(store, run_id, metric, scale=bounds, seed=seed).to_dict()
+        _print_validation(out, metric, fmt)
+        return
+    if not dataset or not judge:
+        raise InputError(
+            "give --dataset and --judge (or --run RUN to use a stored run's labels)", source="--dataset"
+        )
     data = load_dataset(dataset, seed=seed)
     llm = _client(judge, concurrency=concurrency, cache=cache, seed=seed, budget=budget)
 
@@ -147,6 +173,12 @@ def validate_command(
                 sample=sample,
                 concurrency=concurrency,
             )
+    _print_validation(out, metric, fmt)
+
+
+def _print_validation(out: dict[str, Any], metric: str, fmt: str) -> None:
+    from ragmeter.experiments.validation_report import format_markdown, summary_rows, usage_line
+
     if fmt == "json":
         echo_json(out)
     elif fmt == "markdown":
@@ -169,6 +201,16 @@ def validate_command(
             con.print(f"stored as run {out['run_id']}")
 
 
+def _human(path: str | None, store_run: str | None, db: str | None) -> Any:
+    from ragmeter.experiments.human_labels import human_qrels, store_qrels
+
+    labels = None
+    if store_run is not None:
+        with open_db(db) as store:
+            labels = store_qrels(store, store_run)
+    return human_qrels(path, labels)
+
+
 def _parse_scale(text: str | None) -> tuple[float, float] | None:
     if text is None:
         return None
@@ -182,7 +224,8 @@ def _parse_scale(text: str | None) -> tuple[float, float] | None:
 
 
 @judges.command("agreement")
-@click.option("--qrels", "qrels_path", required=True, help="Human qrels (TREC, TSV or JSON).")
+@click.option("--qrels", "qrels_path", default=None, help="Human qrels (TREC, TSV or JSON).")
+@_STORE_LABELS
 @click.option("--llm-qrels", "llm_path", required=True, help="LLM qrels (e.g. written by judge-qrels).")
 @_RUNS
 @click.argument("more_runs", nargs=-1, metavar="[RUN]...")
@@ -203,8 +246,10 @@ def _parse_scale(text: str | None) -> tuple[float, float] | None:
     help="The LLM qrels hold LLM labels only (no provenance sidecar needed even if they repeat human grades).",
 )
 @format_option("table", "json")
+@db_option
 def agreement_command(
-    qrels_path: str,
+    qrels_path: str | None,
+    store_run: str | None,
     llm_path: str,
     runs: tuple[str, ...],
     more_runs: tuple[str, ...],
@@ -214,6 +259,7 @@ def agreement_command(
     seed: int,
     llm_only: bool,
     fmt: str,
+    db: str | None,
 ) -> None:
     """Per-label agreement of two qrels, and Kendall's tau / tau_AP between the system rankings they give.
 
@@ -224,7 +270,10 @@ def agreement_command(
     from ragmeter.ir import Qrels
 
     run_tables = _read_runs([*runs, *more_runs])
-    human, llm = Qrels.read(qrels_path), Qrels.read(llm_path)
+    human, llm = _human(qrels_path, store_run, db), Qrels.read(llm_path)
+    if human is None:
+        raise InputError("give human qrels: --qrels FILE and/or --store-labels RUN", source="--qrels")
+    qrels_path = qrels_path or "the store's labels"
     sidecar = sidecar_path(llm_path)
     llm_pairs = None
     try:
@@ -302,6 +351,7 @@ def agreement_command(
 @click.option("--judge", required=True, metavar="MODEL", help=f"Judge LLM: {SPEC_HELP}.")
 @click.option("--output", "-o", required=True, metavar="FILE.qrels", help="Where the TREC qrels go.")
 @click.option("--qrels", "qrels_path", help="Human qrels: their pairs are not sent, and their grades win.")
+@_STORE_LABELS
 @click.option("--all", "all_pairs", is_flag=True, help="Label every pooled pair, judged by people or not.")
 @click.option("--dataset", "-d", required=True, help="The dataset with the query and document texts.")
 @click.option(
@@ -319,6 +369,7 @@ def agreement_command(
 @_CACHE
 @_BUDGET
 @format_option("table", "json")
+@db_option
 def judge_qrels_command(
     runs: tuple[str, ...],
     more_runs: tuple[str, ...],
@@ -335,16 +386,17 @@ def judge_qrels_command(
     cache: str | None,
     budget: int | None,
     fmt: str,
+    store_run: str | None = None,
+    db: str | None = None,
 ) -> None:
     """Label the runs' pooled top-K pairs on the TREC 0-3 scale with an LLM (UMBRELA-style) and write qrels."""
     from ragmeter.datasets import load_dataset
     from ragmeter.experiments.qrels_judging import judge_pool
-    from ragmeter.ir import Qrels
 
     if depth < 1:
         raise InputError(f"--depth must be >= 1, got {depth}", source="--depth")
     run_tables = _read_runs([*runs, *more_runs])
-    human = Qrels.read(qrels_path) if qrels_path else None
+    human = _human(qrels_path, store_run, db)
     data = load_dataset(dataset, seed=seed)
     queries = {q.query_id: q.question for q in data.queries}
     docs = {d.doc_id: (f"{d.title}\n{d.text}" if d.title else d.text) for d in data.corpus or []}

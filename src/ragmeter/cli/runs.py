@@ -79,8 +79,16 @@ def _headline(r: EvalRunResult) -> str:
 @db_option
 def show_command(run_id: str, fmt: str, db: str | None) -> None:
     """One run: its summary, or (--format json) the whole EvalRunResult with per-query results."""
+    from ragmeter.experiments.human_labels import store_ppi
+
     with open_db(db) as store:
         result = store.get_run(run_id)
+        # PPI recomputed on read from the labels people gave from the viewer's queue (when there are any).
+        estimates, ppi_notes, n_labels = store_ppi(store, result)
+    if n_labels:
+        note = f"PPI recomputed from {n_labels} queue label(s) in the store"
+        notes = [*result.notes, note, *ppi_notes]
+        result = result.model_copy(update={"ppi": {**result.ppi, **estimates}, "notes": notes})
     if fmt == "json":
         echo_json(result.model_dump(mode="json"))
     else:

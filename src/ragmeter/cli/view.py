@@ -42,8 +42,26 @@ def _bind(host: str, port: int) -> object:
     help="Write the --run runs as static pages into DIR instead of serving.",
 )
 @click.option("--run", "run_ids", multiple=True, metavar="ID", help="A run for --bundle (repeat for more).")
-def view_command(db: str | None, host: str, port: int, bundle: str | None, run_ids: tuple[str, ...]) -> None:
-    """Browse runs, queries, judges and comparisons in a local web app (read-only)."""
+@click.option(
+    "--annotate", is_flag=True, help="Label answers and documents (this mode may migrate the store)."
+)
+@click.option("--annotator", metavar="NAME", default=None, help="Who labels (required with --annotate).")
+@click.option(
+    "--grades", metavar="LO-HI", default=None, help="Relevance grades (default: the dataset's qrels)."
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the labelling queue's order.")
+def view_command(
+    db: str | None,
+    host: str,
+    port: int,
+    bundle: str | None,
+    run_ids: tuple[str, ...],
+    annotate: bool,
+    annotator: str | None,
+    grades: str | None,
+    seed: int,
+) -> None:
+    """Browse runs, queries, judges and comparisons in a local web app (read-only unless --annotate)."""
     try:
         import uvicorn
 
@@ -54,7 +72,18 @@ def view_command(db: str | None, host: str, port: int, bundle: str | None, run_i
 
     if bundle is None and run_ids:
         raise InputError("--run goes with --bundle DIR", source="--run")
-    store = open_store_readonly(db)
+    if annotate and not (annotator or "").strip():
+        raise InputError("name who labels: --annotate --annotator NAME", source="--annotator")
+    if annotate and bundle is not None:
+        raise InputError("--annotate serves pages; it does not go with --bundle", source="--annotate")
+    if annotate:
+        from ragmeter.cli.options import open_db
+        from ragmeter.experiments.human_labels import parse_grades
+
+        scale = parse_grades(grades)
+        store = open_db(db)  # labelling writes: the store is created or migrated as any writer does
+    else:
+        store = open_store_readonly(db)
     if bundle is not None:
         if not run_ids:
             raise InputError("name the runs to bundle with --run ID (repeatable)", source="--bundle")
@@ -73,7 +102,13 @@ def view_command(db: str | None, host: str, port: int, bundle: str | None, run_i
             err=True,
         )
     sock = _bind(host, port)
-    app = create_app(Viewer(store))
+    if annotate:
+        from ragmeter.view.annotate import AnnotatingViewer, annotate_routes
+
+        labeller = AnnotatingViewer(store, annotator=(annotator or "").strip(), grades=scale, seed=seed)
+        app = create_app(labeller, extra_routes=annotate_routes(labeller))
+    else:
+        app = create_app(Viewer(store))
     bound = sock.getsockname()[1]  # type: ignore[attr-defined]
     click.echo(f"ragmeter view: http://{host}:{bound}/  (store {store.url}; Ctrl-C stops)")
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")

@@ -164,3 +164,29 @@ class MetricValueRow(Base):
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     version: Mapped[str | None] = mapped_column(String(200), nullable=True)
     details: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class LabelRow(Base):
+    """One label a person gave (appended; the newest of an item is its current value). See migration 0004."""
+
+    __tablename__ = "labels"
+    __table_args__ = (
+        UniqueConstraint("item_key", "version", name="uq_labels_item_version"),
+        Index("ix_labels_run", "run_id", "query_id"),
+        Index("ix_labels_dataset", "dataset_hash", "query_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    item_key: Mapped[str] = mapped_column(String(64))
+    version: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(20))  # relevance | answer
+    dataset_hash: Mapped[str | None] = mapped_column(String(80), nullable=True)
+    run_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    query_id: Mapped[str] = mapped_column(String(500))
+    doc_id: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    metric: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    answer_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    value: Mapped[float] = mapped_column(Float)
+    annotator: Mapped[str] = mapped_column(String(200))
+    source: Mapped[str] = mapped_column(String(20))  # queue | browse | import
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

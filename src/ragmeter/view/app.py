@@ -14,6 +14,7 @@ from urllib.parse import quote, urlencode
 
 from ragmeter.errors import InputError
 from ragmeter.report.selection import display_order
+from ragmeter.store.labels import all_labels
 from ragmeter.store.pages import SORT_COLUMNS, QueryFilter, latencies, query_page, query_result
 from ragmeter.view import data
 
@@ -133,6 +134,16 @@ class Viewer:
         lat = latencies(self.store.engine, run.run_id)
         dur = data.duration_s(run)
         stamp = f"{run.completed_at}:{run.n_queries}:{sorted(run.aggregate)}"
+        ppi, ppi_note = data.ppi_rows(run), "as stored with the run (dataset labels)"
+        if all_labels(self.store.engine, run_id=run.run_id):  # PPI recomputed on read from queue labels
+            from ragmeter.experiments.human_labels import store_ppi
+
+            full = self.store.get_run(run.run_id)
+            estimates, notes, n_labels = store_ppi(self.store, full)
+            ppi = data.ppi_rows(full.model_copy(update={"ppi": {**full.ppi, **estimates}}))
+            ppi_note = f"recomputed now from {n_labels} queue label(s) in the store" + "".join(
+                f"; {n}" for n in notes
+            )
         return self.render(
             "run.html.j2",
             run=run,
@@ -141,7 +152,8 @@ class Viewer:
             queries_url=run_href(run.run_id) + "/queries",
             summary=data.summary_rows(run),
             usage=data.usage_rows(run),
-            ppi=data.ppi_rows(run),
+            ppi=ppi,
+            ppi_note=ppi_note,
             classes=data.failure_classes(run),
             notes=run.notes,
             p50=data.fmt(data.percentile(lat, 0.5), 1) + " ms" if lat else "–",
@@ -248,12 +260,12 @@ class Viewer:
             run=run,
             q=data.query_detail(run, q),
             queries_url=run_href(run.run_id) + "/queries",
-            **self.label_context(run, q),
+            **self.label_context(run, q, request),
         )
 
-    def label_context(self, run: EvalRunResult, q: Any) -> dict[str, Any]:
+    def label_context(self, run: EvalRunResult, q: Any, request: Request) -> dict[str, Any]:
         """Extra context of the query page (the labelling mode adds its controls here)."""
-        return {}
+        return {"annotate": False}
 
     def compare_page(self, request: Request) -> Response:
         ids = request.query_params.getlist("run")
