@@ -192,3 +192,39 @@ def test_percentile_matches_numpy() -> None:
     values = sorted([3.0, 1.0, 10.0, 7.5, 2.25, 8.0])
     for q in (0.5, 0.95):
         assert math.isclose(percentile(values, q) or 0.0, float(np.percentile(values, q * 100)))
+
+
+def test_contexts_and_failure_classes_are_shown(tmp_path: Path) -> None:
+    """Stored generator contexts mark which retrieved docs reached the generator; failure classes (the
+    diagnosis metrics) are counted on the run page and shown per query."""
+    from ragmeter.models import EvalConfig, MetricResult, MetricSummary, QueryEvalResult, RetrievedDoc
+
+    url = str(tmp_path / "diag.db")
+    with open_store(url) as store:
+        run = store.create_run(EvalConfig(dataset="fixture"), name="diag", dataset_hash="h")
+        assert run.run_id is not None
+        docs = [RetrievedDoc(doc_id=f"d{r}", score=3.0 - r, rank=r + 1, text=f"t{r}") for r in range(3)]
+        for i, cls in enumerate(["class_correct", "class_correct", "class_unsupported"]):
+            metrics = {
+                n: MetricResult(name=n, value=1.0 if n == cls else 0.0)
+                for n in ("class_correct", "class_unsupported")
+            }
+            q = QueryEvalResult(
+                query_id=f"q{i}", question="?", retrieved=docs, contexts=docs[:2], answer="a", metrics=metrics
+            )
+            store.add_query_result(run.run_id, q, position=i)
+        aggregate = {
+            n: MetricSummary(mean=0.5, std=None, n=3) for n in ("class_correct", "class_unsupported")
+        }
+        store.finish_run(run.run_id, status="completed", aggregate=aggregate, n_queries=3)
+    client = TestClient(create_app(Viewer(open_store_readonly(url))))
+    page = client.get(f"/runs/{run.run_id}").text
+    assert "<li>correct: 2</li>" in page and "<li>unsupported: 1</li>" in page
+    q = client.get(f"/runs/{run.run_id}/query?id=q2").text
+    assert "class unsupported" in q
+    rows = q.split("<tbody>")[1].split("</tbody>")[0].split("<tr>")[1:]
+    assert [("<td>yes</td>" in r, "<td>no</td>" in r) for r in rows] == [
+        (True, False),
+        (True, False),
+        (False, True),
+    ]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
+from ragmeter import metrics as registry
 from ragmeter.errors import InputError
 from ragmeter.report.selection import display_order
 from ragmeter.store.labels import all_labels
@@ -125,6 +126,12 @@ class Viewer:
             systems=sorted({data.system_of(r) for r in runs}),
         )
 
+    def _classes(self, run_id: str, stamp: str) -> list[tuple[str, int]]:
+        run = self.store.get_run(run_id, with_queries=False)
+        if not any(registry.family_of(n) == "diagnosis" for n in run.aggregate):
+            return []
+        return data.failure_classes(self.store.get_run(run_id))
+
     def _plots_uncached(self, run_id: str, stamp: str) -> list[dict[str, str]]:
         return data.plots([self.store.get_run(run_id)])
 
@@ -154,7 +161,7 @@ class Viewer:
             usage=data.usage_rows(run),
             ppi=ppi,
             ppi_note=ppi_note,
-            classes=data.failure_classes(run),
+            classes=self._classes(run.run_id, stamp),
             notes=run.notes,
             p50=data.fmt(data.percentile(lat, 0.5), 1) + " ms" if lat else "–",
             p95=data.fmt(data.percentile(lat, 0.95), 1) + " ms" if lat else "–",

@@ -146,17 +146,11 @@ def ppi_rows(run: EvalRunResult) -> list[dict[str, Any]]:
 
 
 def failure_classes(run: EvalRunResult) -> list[tuple[str, int]]:
-    """Counts of failure classes when the run's summary has them (stored by the diagnosis step)."""
-    raw = (run.record or {}).get("failure_classes") or _summary_get(run, "failure_classes")
-    if not isinstance(raw, dict):
-        return []
-    return sorted(
-        ((str(k), int(v)) for k, v in raw.items() if isinstance(v, int | float)), key=lambda kv: -kv[1]
-    )
+    """(class, queries) of a run classified by the diagnosis metrics (pass the run with its queries);
+    empty when the run was not classified."""
+    from ragmeter.diagnose.classes import class_counts
 
-
-def _summary_get(run: EvalRunResult, key: str) -> Any:
-    return getattr(run, key, None)
+    return [(str(row["class"]), int(row["n"])) for row in class_counts(run) if row["n"]]
 
 
 def png_uri(fig: Any) -> str:
@@ -184,13 +178,9 @@ def config_text(run: EvalRunResult) -> dict[str, Any]:
 
 
 def failure_class_of(q: QueryEvalResult) -> str | None:
-    for name in ("failure_class", "diagnosis"):
-        value = getattr(q, name, None)
-        if isinstance(value, str):
-            return value
-        if isinstance(value, dict) and isinstance(value.get("class"), str):
-            return str(value["class"])
-    return None
+    from ragmeter.score.classes import class_of
+
+    return class_of(q)
 
 
 def generator_ids(q: QueryEvalResult) -> set[str] | None:
