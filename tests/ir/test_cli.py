@@ -32,6 +32,8 @@ def test_json_format_is_exact(files) -> None:
     data = json.loads(out.stdout)
     assert data == {
         "aggregate": {"mrr": 0.75, "precision@1": 0.5},
+        # sample std (ddof=1) of the per-query values: mrr (0.5, 1.0), precision@1 (0, 1)
+        "std": {"mrr": pytest.approx(0.5**0.5 / 2), "precision@1": pytest.approx(0.5**0.5)},
         "n_queries": 2,
         "n_queries_without_relevant": 1,
     }

@@ -12,6 +12,15 @@ from ragmeter.errors import InputError
 from ragmeter.ir import _native
 from ragmeter.safety import read_bytes as read_bytes  # one reader for every input file (yamlfile too)
 
+KERNEL_VERSION = 2  # of _native.c (bpref/infAP/judged codes, scan_text, threads)
+if (
+    getattr(_native, "KERNEL_VERSION", 0) != KERNEL_VERSION
+):  # a build older than its source gives wrong values
+    raise ImportError(
+        f"ragmeter.ir._native ({_native.__file__}) is older than its source: rebuild it with "
+        "`python setup.py build_ext --inplace` from the checkout"
+    )
+
 _BOM = b"\xef\xbb\xbf"
 
 

@@ -1083,5 +1083,11 @@ static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_native", NULL, -
 
 PyMODINIT_FUNC PyInit__native(void) {
     import_array();
-    return PyModule_Create(&moduledef);
+    PyObject *m = PyModule_Create(&moduledef);
+    /* bumped with every change of the kernels' signatures or measure codes: ir/_bytes.py refuses a stale build */
+    if (m && PyModule_AddIntConstant(m, "KERNEL_VERSION", 2) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

@@ -4,6 +4,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+KERNEL_VERSION: int
+
 _I64 = npt.NDArray[np.int64]
 _I32 = npt.NDArray[np.int32]
 _F64 = npt.NDArray[np.float64]
