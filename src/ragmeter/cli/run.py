@@ -41,6 +41,13 @@ def _top_k(value: str | None) -> list[int] | None:
     return ks
 
 
+def _load_user_metrics(system: str | None) -> None:
+    """Metrics registered by the --system module are known before --metrics and --fail-under are checked."""
+    from ragmeter.systems.external import import_system_module
+
+    import_system_module(system)
+
+
 def _check_resume_output(output: str | None) -> None:
     """-o with --resume: the resumed run's results go there (not silently to the stored run's path);
     an unwritable path is refused before the run resumes."""
@@ -185,6 +192,7 @@ def run_command(
     from ragmeter.safety import check_output_path
     from ragmeter.score.writers import csv_path_for, write_csv, write_json
 
+    _load_user_metrics(system)
     thresholds = parse_fail_under(fail_under)
     if junit_per_query and not junit_xml:
         raise InputError("needs --junit-xml PATH", source="--junit-per-query")

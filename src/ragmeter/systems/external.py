@@ -202,3 +202,25 @@ class RunFileSystem(_AnswerMemo):
 
     def answer(self, query: str, contexts: list[Retrieved]) -> str | None:
         return self.answers_by_id.get(self.query_id(query))
+
+
+def import_system_module(spec: str | None) -> None:
+    """Import the module a `--system module:attr` (or `langchain:module:attr`, ...) names, before the
+    invocation is checked: metrics it registers (docs/metrics.md, "A metric of your own") are then known
+    to --metrics and --fail-under. Anything else (builtin, a URL, a file) is left alone; an import error
+    is left for the system's own check, which names it."""
+    if not spec or spec == "builtin" or "://" in spec or Path(spec).expanduser().exists():
+        return
+    from ragmeter.systems.adapters import PREFIXES
+
+    prefix, sep, rest = spec.partition(":")
+    target = rest if sep and prefix in PREFIXES else spec
+    module_name, sep, _ = target.partition(":")
+    if not sep or not module_name:
+        return
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        importlib.import_module(module_name)
+    except Exception:  # reported by the system check, which names the reason
+        return
