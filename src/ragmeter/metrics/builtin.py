@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ragmeter.metrics.registry import _add, declare, lookup_template
+from ragmeter.metrics.registry import _add, declare, lookup_template, specs
 
 UNIT = (0.0, 1.0)
 RUN_INPUTS = ("retrieved", "qrels")
@@ -384,6 +384,42 @@ def _other() -> None:
     )
 
 
+# What computes each built-in metric (MetricSpec.computed_by): by family, else by name.
+_BY_FAMILY = {"retrieval": "ragmeter.ir.evaluate:evaluate", "lexical": "ragmeter.text.metrics:{name}"}
+_JUDGE = "ragmeter.judges.answer:{upper}"
+COMPUTED_BY: dict[str, str] = {
+    **{n: _JUDGE for n in ("answer_correctness", "coherence", "completeness", "groundedness", "relevance")},
+    "citation_accuracy": "ragmeter.judges.citation:CITATION_ACCURACY",
+    "factuality": "ragmeter.judges.factuality:FACTUALITY",
+    "retrieval_grade": "ragmeter.judges.retrieval:RETRIEVAL_GRADE",
+    "total_score": "ragmeter.score.runlevel:total_scores",
+    **{
+        n: "ragmeter.judges.retrieval:summarize_retrieval_grades"
+        for n in ("avg_llm_grade", "avg_total_score")
+    },
+    **{n: "ragmeter.judges.retrieval:summarize_retrieval_grades" for n in ("pass_rate_8", "pass_rate_7")},
+    "pass_rate_6_5": "ragmeter.judges.retrieval:summarize_retrieval_grades",
+    "sbert_similarity": "ragmeter.semantic.similarity:sbert_similarity_batch",
+    "cross_encoder_similarity": "ragmeter.semantic.similarity:cross_encoder_similarity_batch",
+    "latency_ms": "ragmeter.score.aggregate:latency_summaries",
+    "kappa": "ragmeter.experiments.agreement:cohen_kappa",
+    "weighted_kappa": "ragmeter.experiments.agreement:cohen_kappa",
+    "kendall_tau": "ragmeter.experiments.agreement:kendall_tau",
+    "tau_ap": "ragmeter.experiments.tau_ap:tau_ap",
+    "ppi_mean": "ragmeter.score.ppi_mean:ppi_mean",
+}
+
+
+def _computations() -> None:
+    for spec in specs():
+        if spec.computed_by or spec.compute is not None:
+            continue
+        ref = COMPUTED_BY.get(spec.name) or _BY_FAMILY.get(spec.family, "")
+        ref = ref.format(name=spec.name, upper=spec.name.upper())
+        if ref:
+            _add(replace(spec, computed_by=ref), replace=True)
+
+
 def load() -> None:
     from ragmeter.metrics import incomplete
 
@@ -395,3 +431,4 @@ def load() -> None:
     _grade_summary()
     _other()
     _headlines()
+    _computations()

@@ -58,6 +58,20 @@ class MetricSpec:
     default: bool = True
     # User metrics: fn(ScoreInput) -> float | None, called per query by the scorer.
     compute: Callable[[ScoreInput], float | None] | None = field(default=None, compare=False, repr=False)
+    # Built-in metrics: "module:attribute" of the code that computes the values (a function, or a Judge).
+    # A name, not an import: the registry sits below the families that compute (DESIGN.md's layers).
+    computed_by: str = ""
+
+    def computation(self) -> Any:
+        """What computes this metric: a user metric's `compute`, else the object `computed_by` names."""
+        if self.compute is not None:
+            return self.compute
+        if not self.computed_by:
+            return None
+        import importlib
+
+        module, _, attribute = self.computed_by.partition(":")
+        return getattr(importlib.import_module(module), attribute)
 
     def with_name(self, name: str, **changes: Any) -> MetricSpec:
         return replace(self, name=name, **changes)
@@ -95,5 +109,6 @@ class MetricSpec:
             "parameters": list(self.parameters),
             "headline": self.headline,
             "default": self.default,
+            "computed_by": self.computed_by or ("user function" if self.compute is not None else ""),
             "description": self.description,
         }
