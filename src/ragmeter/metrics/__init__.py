@@ -31,6 +31,7 @@ from ragmeter.metrics.spec import MetricSpec, ScoreInput
 
 _builtin.load()
 _diagnosis.load()
+_builtin.name_computations()
 
 __all__ = [
     "MetricSpec",

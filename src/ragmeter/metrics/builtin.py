@@ -385,7 +385,11 @@ def _other() -> None:
 
 
 # What computes each built-in metric (MetricSpec.computed_by): by family, else by name.
-_BY_FAMILY = {"retrieval": "ragmeter.ir.evaluate:evaluate", "lexical": "ragmeter.text.metrics:{name}"}
+_BY_FAMILY = {
+    "retrieval": "ragmeter.ir.evaluate:evaluate",
+    "lexical": "ragmeter.text.metrics:{name}",
+    "diagnosis": "ragmeter.score.classes:class_of",
+}
 _JUDGE = "ragmeter.judges.answer:{upper}"
 COMPUTED_BY: dict[str, str] = {
     **{n: _JUDGE for n in ("answer_correctness", "coherence", "completeness", "groundedness", "relevance")},
@@ -410,11 +414,14 @@ COMPUTED_BY: dict[str, str] = {
 }
 
 
-def _computations() -> None:
+def name_computations() -> None:
+    """Give every registered built-in spec its `computed_by` (run after all built-ins are declared)."""
     for spec in specs():
         if spec.computed_by or spec.compute is not None:
             continue
         ref = COMPUTED_BY.get(spec.name) or _BY_FAMILY.get(spec.family, "")
+        if spec.name.startswith("rc_"):  # RAGChecker claim metrics: one function each in judges/claims.py
+            ref = "ragmeter.judges.claims:" + spec.name.removeprefix("rc_")
         ref = ref.format(name=spec.name, upper=spec.name.upper())
         if ref:
             _add(replace(spec, computed_by=ref), replace=True)
@@ -431,4 +438,3 @@ def load() -> None:
     _grade_summary()
     _other()
     _headlines()
-    _computations()
