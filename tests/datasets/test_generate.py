@@ -257,3 +257,31 @@ def test_run_generate_when_the_collection_has_no_test_cases(
     with pytest.raises(SystemExit) as info:
         main(["run", "--generate", "--judge", judge, "--db", store_url])
     assert info.value.code == 2 and "needs --collection" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--fail-under", "ndcg@7=0.5"], "--fail-under"),
+        (["--set", "pipeline.nosuch=1", "-s", "cli_fakes:system_a"], "--set"),
+        (["--config", "/nonexistent/run.yaml"], "run.yaml"),
+    ],
+)
+def test_run_generate_refused_stores_no_test_case(
+    store_url: str,
+    threaded_server: ScriptedServer,
+    capsys: pytest.CaptureFixture[str],
+    extra: list[str],
+    needle: str,
+) -> None:
+    from ragmeter.cli import main
+
+    judge = f"openai-compatible:scripted@{threaded_server.url}"
+    args = ["run", "--collection", "kb", "--generate", "--judge", judge, "--no-llm-judge", "--no-generation"]
+    with pytest.raises(SystemExit) as info:
+        main([*args, "--no-progress", *extra, "--db", store_url])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and needle in err and "Traceback" not in err, err
+    with open_store(store_url) as store:
+        assert store.test_cases("kb") == []
+    assert threaded_server.requests == []  # no question was asked of the LLM either

@@ -250,11 +250,11 @@ def run_command(
             executor=executor,
         )
     else:
-        if generate:
-            writer = question_model or judge
-            if writer:
-                check_llm_spec(writer, source="--question-model" if question_model else "--judge")
-            dataset = _generate_if_empty(store, collection, dataset, writer, seed, sample_size)
+        writer = question_model or judge
+        if generate and writer:
+            check_llm_spec(writer, source="--question-model" if question_model else "--judge")
+        if generate and collection and not dataset:
+            dataset = f"store:{collection}"  # what it evaluates once generated (checked first, below)
         flags: dict[str, Any] = {
             "dataset": dataset,
             "system": system,
@@ -279,6 +279,9 @@ def run_command(
             overrides["use_llm_judge"] = False
         config = apply_settings(load_config(config_path, overrides), run_settings)
         options = run_settings.pipeline
+        if generate:  # only after the config, flags and settings were checked: a refusal stores nothing
+            _check_generated_run(config, thresholds, options)
+            dataset = _generate_if_empty(store, collection, dataset, writer, seed, sample_size)
         prepared = check_invocation(
             config.dataset,
             config.system,
@@ -338,6 +341,32 @@ def run_command(
         click.echo(f"ragmeter: fail-under: {line}", err=True)
     if short:
         sys.exit(1)
+
+
+def _check_generated_run(config: Any, thresholds: dict[str, float], options: dict[str, Any]) -> None:
+    """What `run --generate` can check before its test cases exist: the system reference and options, the
+    metrics and every --fail-under metric (the plan at these cut-offs), the judge and generator specs."""
+    from ragmeter.experiments.ablation import planned_names
+    from ragmeter.run.rebuild import check_llm_spec
+    from ragmeter.score.plan import plan_metrics
+
+    if config.system != "builtin" and options:
+        raise InputError(
+            "sets an option of the built-in pipeline, but --system is not builtin", source="--set"
+        )
+    judged = bool(config.use_llm_judge and config.judge_model)
+    for field, flag in (("judge_model", "--judge"), ("generator_model", "--generator")):
+        if getattr(config, field):
+            check_llm_spec(getattr(config, field), source=flag)
+    plan = plan_metrics(
+        config.metrics, config.retrieval_top_k, evaluate_generation=config.evaluate_generation, judged=judged
+    )
+    planned = planned_names(plan, evaluate_generation=config.evaluate_generation)
+    from ragmeter import metrics as registry
+
+    for name in thresholds:
+        if name not in planned and registry.family_of(name) != "latency":
+            raise InputError(f"this run does not compute {name!r}", source="--fail-under")
 
 
 def _generate_if_empty(

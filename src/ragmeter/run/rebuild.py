@@ -113,6 +113,16 @@ def check_system(ref: SystemRef, dataset: EvalDataset, *, source: str = "--syste
         from ragmeter.systems.external import import_target
 
         import_target(ref.spec.partition(":")[2] if is_adapter_spec(ref.spec) else ref.spec)  # langchain:m:a
+    elif ref.kind == "run_file":
+        _check_run_file(ref, dataset)
+
+
+def _check_run_file(ref: SystemRef, dataset: EvalDataset) -> None:
+    """Read the run file now (binary data, a bad line): refused before a run row is stored. The error
+    names the file and line already."""
+    from ragmeter.systems.external import RunFileSystem
+
+    RunFileSystem(Path(ref.spec).expanduser(), dataset=dataset)
 
 
 def build_system(ref: SystemRef, dataset: EvalDataset, generator: Any = None) -> SystemAdapter:

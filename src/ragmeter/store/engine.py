@@ -93,17 +93,39 @@ def _sqlite_file_lock(engine: Engine) -> Iterator[None]:
         return
     import fcntl
 
+    if not _may_be_sqlite(database):  # the user's own file: opening it reports the problem, nothing is left
+        yield
+        return
+    lock = f"{database}.lock"
+    made = not os.path.exists(lock)
     try:
-        fh = open(f"{database}.lock", "a+b")  # noqa: SIM115 - closed below
+        fh = open(lock, "a+b")  # noqa: SIM115 - closed below
     except OSError:  # a read-only folder: opening the store itself reports the problem
         yield
         return
+    ok = False
     with fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield
+            ok = True
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
+    if made and not ok:  # a refused open leaves no trace beside the user's file
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
+
+
+def _may_be_sqlite(path: str) -> bool:
+    """Missing, empty, or starting with SQLite's header: a file that ragmeter may make or open as a store."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return True  # unreadable: opening it reports why
+    return not head or head == b"SQLite format 3\x00"
 
 
 def upgrade(engine: Engine) -> None:
