@@ -57,6 +57,9 @@ class SystemRef(BaseModel):
     fingerprint: str
     rebuildable: bool = True
     why_not: str | None = None  # why it cannot be rebuilt (an object, an option that is not data...)
+    # The built-in pipeline's embedding space (model, backend, precision, max_seq_length, normalize):
+    # what its dense vectors depend on, so a run says which encoder produced its numbers.
+    embedding: dict[str, Any] | None = None
 
 
 class LLMRef(BaseModel):

@@ -86,6 +86,12 @@ def settings_options(fn: F) -> F:
             "--embedding", metavar="MODEL", help="Built-in pipeline: the sentence-transformers model."
         ),
         click.option(
+            "--embedding-backend",
+            type=click.Choice(["torch", "onnx"]),
+            help="Built-in pipeline: encode with sentence-transformers (torch, fp32; the default) or the int8 "
+            "ONNX MiniLM (extra ragmeter[onnx]). Recorded with the run.",
+        ),
+        click.option(
             "--disable",
             multiple=True,
             metavar="STAGE",
@@ -117,6 +123,7 @@ def parse_settings(
     cache: bool | None = None,
     reranker: str | None = None,
     embedding: str | None = None,
+    embedding_backend: str | None = None,
     disable: Iterable[str] = (),
     judge_timeout: float | None = None,
     judge_retries: int | None = None,
@@ -149,7 +156,11 @@ def parse_settings(
         if context_k < 1:
             raise InputError(f"must be at least 1, got {context_k}", source="--context-k")
         out.extra["context_k"] = context_k
-    for name, value, flag in (("reranker", reranker, "--reranker"), ("model", embedding, "--embedding")):
+    for name, value, flag in (
+        ("reranker", reranker, "--reranker"),
+        ("model", embedding, "--embedding"),
+        ("embedding_backend", embedding_backend, "--embedding-backend"),
+    ):
         if value is not None:
             out.pipeline[name], out.flags[name] = value, flag
     if disable:

@@ -223,7 +223,7 @@ def _semantic() -> None:
         "run",
         ("answer", "gold_answers"),
         UNIT,
-        version="all-MiniLM-L6-v2",
+        version="all-MiniLM-L6-v2/torch-fp32-256-norm",  # model / backend-precision-max length-normalised
         description="cosine of answer and best gold answer embeddings, clipped to [0, 1]",
     )
     declare(

@@ -59,6 +59,7 @@ class LocalExecutor:
             record, self.dataset, system=self.system, judge=self.judge, generator=self.generator
         )
         await worker.warm_up()
+        worker.expect([q for _, q in pending])  # batched retrieval where the system offers it
         queue: asyncio.Queue[tuple[int, EvalQuery]] = asyncio.Queue()
         for item in pending:
             queue.put_nowait(item)

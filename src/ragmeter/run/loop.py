@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from ragmeter.llm.meter import MeteredLLM, query_usage
 from ragmeter.models import EvalDataset, EvalQuery, QueryEvalResult, RetrievedDoc
 from ragmeter.records import RunRecord
+from ragmeter.run.batching import BatchedRetrieval
 from ragmeter.run.rebuild import SystemAdapter, build_clients, build_system
 from ragmeter.score.plan import MetricPlan, plan_metrics
 from ragmeter.score.query import error_text, score_query
@@ -34,6 +36,17 @@ class QueryWorker:
         self.judge = MeteredLLM(judge, "judge") if judge is not None else None
         self.plan = record_plan(record, judged=judge is not None)
         self._owned: list[Any] = []
+        self.batches = BatchedRetrieval(system.system, self._k_for)
+
+    def _k_for(self, query: EvalQuery) -> int:
+        """How many results to ask for: the largest cut-off, plus the docs the query must not retrieve."""
+        excluded = set(query.metadata.get("exclude_doc_ids") or ())
+        return max(self.record.cutoffs or [10]) + len(excluded)
+
+    def expect(self, queries: Sequence[EvalQuery]) -> None:
+        """The queries this worker will evaluate, in order: a system with `retrieve_batch` is then asked
+        for them in batches (ragmeter.run.batching)."""
+        self.batches.expect(queries)
 
     @classmethod
     def build(
@@ -91,7 +104,14 @@ class QueryWorker:
         # a query may name docs it must not retrieve (citation prediction: the paper itself)
         excluded = set(query.metadata.get("exclude_doc_ids") or ())
         try:  # stage latency: the system's own time, measured where it runs (see timed_call)
-            hits, latency["retrieve"] = await self.system.retrieve_timed(query.question, k + len(excluded))
+            batched = await self.batches.retrieve(query, self._k_for(query))
+            if batched is not None:  # this query's share of one retrieve_batch call
+                hits, seconds = batched
+                latency["retrieve"] = seconds * 1000
+            else:
+                hits, latency["retrieve"] = await self.system.retrieve_timed(
+                    query.question, self._k_for(query)
+                )
             hits = [h for h in hits if h.doc_id not in excluded][:k]
         except Exception as exc:
             return failed(error_text("retrieve", exc))

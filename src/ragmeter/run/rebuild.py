@@ -103,6 +103,7 @@ def check_system(ref: SystemRef, dataset: EvalDataset, *, source: str = "--syste
         bad = sorted(set(ref.options.get("disable") or ()) - COMPONENTS)
         if bad:
             raise InputError(f"unknown component(s) to disable: {', '.join(bad)}", source=source)
+        _check_embedding(ref, source=source)
     elif ref.kind == "reference":
         if ":" not in ref.spec:
             raise InputError(
@@ -123,6 +124,25 @@ def _check_run_file(ref: SystemRef, dataset: EvalDataset) -> None:
     from ragmeter.systems.external import RunFileSystem
 
     RunFileSystem(Path(ref.spec).expanduser(), dataset=dataset)
+
+
+def _check_embedding(ref: SystemRef, *, source: str) -> None:
+    """An embedding backend that is unknown, or not installed, fails before the run starts."""
+    backend = ref.options.get("embedding_backend", "torch")
+    if ref.mode in ("bm25", "fulltext") or "dense" in (ref.options.get("disable") or ()):
+        return
+    from ragmeter.systems.indexes import embedding_space
+
+    try:
+        embedding_space(ref.options.get("model"), backend, ref.options.get("max_seq_length"))
+    except InputError as exc:
+        raise InputError(exc.reason, source=source) from None
+    if backend == "onnx":
+        from ragmeter.errors import MissingExtraError
+        from ragmeter.semantic.onnx import onnx_available
+
+        if not onnx_available():
+            raise MissingExtraError("onnx", "--embedding-backend onnx")
 
 
 def build_system(ref: SystemRef, dataset: EvalDataset, generator: Any = None) -> SystemAdapter:

@@ -33,6 +33,7 @@ __all__ = [
     "SystemKind",
     "SystemRef",
     "canonical_json",
+    "embedding_of",
     "llm_ref",
     "object_fingerprint",
     "object_ref",
@@ -61,7 +62,26 @@ def system_ref(
 ) -> SystemRef:
     """The reference of what a run evaluates: `system_in` (a spec string, an object, or None = `spec`)."""
     if system_in is None or isinstance(system_in, str):
-        return reference_ref(system_in or spec, mode=mode, namespace=namespace, options=options)
+        ref = reference_ref(system_in or spec, mode=mode, namespace=namespace, options=options)
+        if ref.kind == "builtin":
+            ref = ref.model_copy(update={"embedding": embedding_of(mode, ref.options)})
+        return ref
     if not options and _names_object(spec, system_in):
         return reference_ref(spec, mode=mode, namespace=namespace, options={})
     return object_ref(system_in, mode=mode, namespace=namespace)
+
+
+def embedding_of(mode: str, options: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The embedding space a built-in pipeline's dense index will use (None without a dense index)."""
+    from ragmeter.errors import InputError
+    from ragmeter.systems.indexes import embedding_space
+
+    if mode in ("bm25", "fulltext") or "dense" in (options.get("disable") or ()):
+        return None
+    try:
+        space = embedding_space(
+            options.get("model"), options.get("embedding_backend", "torch"), options.get("max_seq_length")
+        )
+    except InputError:
+        return None  # refused with its reason when the run is checked
+    return space.as_dict()

