@@ -1,12 +1,20 @@
-"""Speed and quality of the built-in pipeline on BEIR SciFact (5,183 abstracts, 300 test claims).
+"""The built-in pipeline on BEIR SciFact (5,183 abstracts, 300 test claims), end to end through the CLI.
 
-    python benchmarks/pipeline.py [--data-dir DIR] [--index-dir DIR] [--keep]
+    PYTHONPATH=src RAGMETER_DATA_DIR=/work/shared/datasets python benchmarks/pipeline.py \
+        [--backend torch|onnx] [--modes fulltext,semantic,hybrid] [--save after.json] [--before before.json]
 
-Runs two fresh processes: `cold` (empty index folder: chunk, index BM25, encode the corpus, retrieve and
-evaluate fulltext / semantic / hybrid) and `warm` (the same with the saved indexes). Each reports wall
-times per stage and nDCG@10 / recall@100 / MRR@10 from ragmeter's own IR engine. Peers measured in the
-same run: raw bm25s over whole documents (BEIR's setting), and raw sentence-transformers encoding of a
-500-chunk sample against the pipeline's encoder on the same sample.
+For each mode it runs, as a fresh process each time, the command it prints:
+
+    ragmeter run -d scifact -s builtin --mode MODE --no-generation [--embedding-backend onnx] --db ... -o ...
+
+`cold` with an empty RAGMETER_CACHE_DIR (no index, no embedding cache), then `warm` with what the cold run
+left. It prints wall seconds per process, nDCG@10 from the run's own output, the chunks per second of the
+cold dense build (chunks / (cold - warm) of the semantic mode), and the load average around each run
+(the machine is shared: say what it was). `--before` prints a saved result of an older checkout beside.
+
+`--bm25-only` skips the CLI runs and times BM25 alone: ragmeter's batched `BM25Index.search` against bm25s's
+own `retrieve` (numpy backend, 2 threads) on the SAME index, 300 queries, k=100, median of 5 alternating
+runs, and checks that ids and scores are equal once ties are ordered by ragmeter's rule.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -23,94 +32,104 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-MEASURES = ["ndcg@10", "recall@100", "mrr@10"]
 
 
-def _evaluate(dataset: Any, results: list[list[Any]]) -> dict[str, float]:
-    from ragmeter.ir import Qrels, Run, evaluate
-
-    qrels = Qrels.from_dict({q.query_id: q.judgments() for q in dataset.queries})
-    run = Run.from_dict(
-        {q.query_id: {r.doc_id: r.score for r in rs} for q, rs in zip(dataset.queries, results, strict=True)}
-    )
-    return {k: round(v, 4) for k, v in evaluate(qrels, run, MEASURES).aggregate.items()}
+def _command(mode: str, backend: str, work: Path) -> list[str]:
+    cmd = ["ragmeter", "run", "-d", "scifact", "-s", "builtin", "--mode", mode, "--no-generation"]
+    if backend != "torch":
+        cmd += ["--embedding-backend", backend]
+    return [*cmd, "--db", f"sqlite:///{work / 'runs.db'}", "-o", str(work / f"{mode}.json")]
 
 
-def phase(name: str, data_dir: str | None, index_dir: Path) -> dict[str, Any]:
-    t0 = time.perf_counter()
-    from ragmeter.datasets import load_dataset
-    from ragmeter.systems import Pipeline
-
-    out: dict[str, Any] = {"phase": name, "stages": {}, "quality": {}}
-    stages = out["stages"]
+def _run(cmd: list[str], cache: Path, data_dir: str) -> tuple[float, float, float]:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "RAGMETER_CACHE_DIR": str(cache)}
+    env["RAGMETER_DATA_DIR"] = data_dir
+    load = os.getloadavg()[0]
     t = time.perf_counter()
-    ds = load_dataset("scifact", data_dir=data_dir)
-    stages["load dataset"] = time.perf_counter() - t
-    questions = [q.question for q in ds.queries]
-    configs: list[tuple[str, str, frozenset[str]]] = [
-        ("fulltext", "fulltext", frozenset()),
-        ("semantic", "semantic", frozenset()),
-        ("hybrid", "hybrid", frozenset()),
-        ("fulltext, no chunking", "fulltext", frozenset({"chunking"})),
-    ]
-    for label, mode, disable in configs:
-        p = Pipeline(ds.corpus or [], mode=mode, collection="scifact", index_dir=index_dir, disable=disable)
-        t = time.perf_counter()
-        p.build()
-        stages[f"{label}: index"] = time.perf_counter() - t
-        t = time.perf_counter()
-        results = p.retrieve_batch(questions, 100)
-        stages[f"{label}: retrieve 300 queries"] = time.perf_counter() - t
-        out["quality"][label] = _evaluate(ds, results)
-        if label == "fulltext":
-            out["n_chunks"] = len(p.chunks)
-    out["total_s"] = time.perf_counter() - t0
+    argv = [sys.executable, "-m", "ragmeter", *cmd[1:]]
+    subprocess.run(argv, check=True, env=env, stdout=subprocess.DEVNULL, cwd=cache)
+    return time.perf_counter() - t, load, os.getloadavg()[0]
+
+
+def _ndcg(path: Path) -> float:
+    data = json.loads(path.read_text())
+    agg = data.get("aggregate") or data.get("metrics") or {}
+    value = agg.get("ndcg@10")
+    return float(value["value"] if isinstance(value, dict) else value)
+
+
+def cli_runs(modes: list[str], backend: str, data_dir: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"backend": backend, "modes": {}}
+    for mode in modes:
+        cache = Path(tempfile.mkdtemp(prefix=f"ragmeter-bench-{mode}-"))
+        try:
+            cmd = _command(mode, backend, cache)
+            print("$ RAGMETER_CACHE_DIR=" + str(cache) + " " + " ".join(cmd), flush=True)
+            row: dict[str, Any] = {}
+            for phase in ("cold", "warm"):
+                secs, before, after = _run(cmd, cache, data_dir)
+                row[phase] = secs
+                row[f"{phase} load"] = f"{before:.1f}->{after:.1f}"
+                print(
+                    f"  {mode:<9}{phase:<5}{secs:>9.1f} s   load average {before:.1f} -> {after:.1f}",
+                    flush=True,
+                )
+            row["ndcg@10"] = _ndcg(cache / f"{mode}.json")
+            out["modes"][mode] = row
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+    sem = out["modes"].get("semantic")
+    if sem is not None:
+        from ragmeter.datasets import load_dataset
+        from ragmeter.datasets.chunking import chunk_documents
+
+        n = len(chunk_documents(load_dataset("scifact", data_dir=data_dir).corpus or []))
+        out["chunks"] = n
+        out["chunks/s (cold - warm, semantic)"] = n / max(1e-9, sem["cold"] - sem["warm"])
     return out
 
 
-def peers(ds: Any, questions: list[str]) -> dict[str, Any]:
-    """The same work done with the libraries directly, to show what the pipeline adds."""
+def bm25_peer(data_dir: str, repeats: int = 5) -> dict[str, Any]:
     import bm25s
-    import numpy as np
-    import Stemmer
 
+    from ragmeter.datasets import load_dataset
     from ragmeter.datasets.chunking import chunk_documents
-    from ragmeter.systems import Retrieved
-    from ragmeter.systems.indexes import DenseIndex, load_embedder
+    from ragmeter.systems.indexes import BM25Index
 
-    res: dict[str, Any] = {}
-    docs = ds.corpus or []
-    stemmer = Stemmer.Stemmer("english")
-    t = time.perf_counter()
-    retriever = bm25s.BM25()
-    retriever.index(
-        bm25s.tokenize(
-            [f"{d.title}\n{d.text}" for d in docs], stopwords="en", stemmer=stemmer, show_progress=False
-        ),
-        show_progress=False,
-    )
-    res["raw bm25s: index"] = time.perf_counter() - t
-    t = time.perf_counter()
-    qtok = bm25s.tokenize(questions, stopwords="en", stemmer=stemmer, show_progress=False)
-    ids, scores = retriever.retrieve(qtok, k=100, show_progress=False)
-    res["raw bm25s: retrieve 300 queries"] = time.perf_counter() - t
-    results = [
-        [Retrieved(docs[i].doc_id, float(s), "") for i, s in zip(row_i, row_s, strict=True) if s > 0]
-        for row_i, row_s in zip(ids, scores, strict=True)
-    ]
-    res["raw bm25s quality"] = _evaluate(ds, results)
+    ds = load_dataset("scifact", data_dir=data_dir)
+    questions = [q.question for q in ds.queries]
+    index = BM25Index()
+    index.load_or_build(chunk_documents(ds.corpus or []), None)
+    retriever = index._retriever
+    stemmer = index._modules()[1]
 
-    sample = [c.indexed_text for c in chunk_documents(docs)[:500]]
-    model = load_embedder(None)
-    model.encode(sample[:8], show_progress_bar=False)  # warm up
-    t = time.perf_counter()
-    raw = model.encode(sample, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
-    res["raw sentence-transformers: encode 500 chunks"] = time.perf_counter() - t
-    t = time.perf_counter()
-    ours = DenseIndex()._encode(sample)
-    res["pipeline encoder: encode 500 chunks"] = time.perf_counter() - t
-    res["encoders agree (max abs diff)"] = float(np.abs(np.asarray(raw) - ours).max())
-    return res
+    def theirs() -> Any:
+        tokens = bm25s.tokenize(questions, stopwords="en", stemmer=stemmer, show_progress=False)
+        return retriever.retrieve(tokens, k=100, n_threads=2, backend_selection="numpy", show_progress=False)
+
+    ours_t: list[float] = []
+    theirs_t: list[float] = []
+    ours = index.search(questions, 100)
+    ref = theirs()
+    for _ in range(repeats):
+        t = time.perf_counter()
+        ours = index.search(questions, 100)
+        ours_t.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        ref = theirs()
+        theirs_t.append(time.perf_counter() - t)
+    same = 0
+    for hits, ids, scores in zip(ours, ref.documents, ref.scores, strict=True):
+        pairs = sorted(zip(ids.tolist(), scores.tolist(), strict=True), key=lambda p: (-p[1], p[0]))
+        expected = [(int(i), float(s)) for i, s in pairs if s > 0]
+        # bm25s keeps an arbitrary member of a tie straddling its k-th place: compare scores there
+        same += hits == expected or [s for _, s in hits] == [s for _, s in expected]
+    return {
+        "ragmeter BM25Index.search (s)": statistics.median(ours_t),
+        "bm25s retrieve numpy, 2 threads (s)": statistics.median(theirs_t),
+        "queries equal": f"{same}/{len(questions)}",
+        "n_chunks": int(retriever.scores["num_docs"]),
+    }
 
 
 def main() -> None:
@@ -118,84 +137,42 @@ def main() -> None:
     ap.add_argument(
         "--data-dir", default=os.environ.get("RAGMETER_DATA_DIR", str(REPO.parent / "shared" / "datasets"))
     )
-    ap.add_argument("--index-dir", default=None, help="emptied first (default: a temporary folder)")
-    ap.add_argument("--keep", action="store_true", help="keep the index folder")
-    ap.add_argument("--phase", choices=["cold", "warm", "peers"], help=argparse.SUPPRESS)
-    ap.add_argument("--out", help=argparse.SUPPRESS)
+    ap.add_argument("--backend", choices=["torch", "onnx"], default="torch")
+    ap.add_argument("--modes", default="fulltext,semantic,hybrid")
+    ap.add_argument("--save", help="write the results as JSON")
+    ap.add_argument("--before", help="a saved result of an older checkout, printed beside")
+    ap.add_argument("--bm25-only", action="store_true")
     args = ap.parse_args()
-    if args.phase == "peers":
-        from ragmeter.datasets import load_dataset
-
-        ds = load_dataset("scifact", data_dir=args.data_dir)
-        Path(args.out).write_text(json.dumps(peers(ds, [q.question for q in ds.queries])))
-        return
-    if args.phase:
-        result = phase(args.phase, args.data_dir, Path(args.index_dir))
-        Path(args.out).write_text(json.dumps(result))
-        return
-
-    index_dir = Path(args.index_dir or tempfile.mkdtemp(prefix="ragmeter-bench-"))
-    shutil.rmtree(index_dir, ignore_errors=True)
-    index_dir.mkdir(parents=True)
-    print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; index dir {index_dir}")
-    reports = []
-    for name in ("cold", "warm", "peers"):
-        out = index_dir / f"{name}.json"
-        t = time.perf_counter()
-        cmd = [
-            sys.executable,
-            __file__,
-            "--phase",
-            name,
-            "--data-dir",
-            args.data_dir,
-            "--index-dir",
-            str(index_dir),
-            "--out",
-            str(out),
-        ]
-        subprocess.run(cmd, check=True, env={**os.environ, "PYTHONPATH": str(REPO / "src")})
-        report = json.loads(out.read_text())
-        report["process_wall_s"] = time.perf_counter() - t
-        reports.append(report)
-
-    cold, warm, peer = reports
-    print(
-        f"\nSciFact test: {cold['n_chunks']} chunks (200 words, overlap 40) from 5,183 documents, 300 queries, k=100"
-    )
-    print(f"\n{'stage':<44}{'cold s':>10}{'warm s':>10}")
-    for stage, secs in cold["stages"].items():
-        print(f"{stage:<44}{secs:>10.2f}{warm['stages'][stage]:>10.2f}")
-    print(
-        f"{'whole process (imports, model load incl.)':<44}{cold['process_wall_s']:>10.2f}{warm['process_wall_s']:>10.2f}"
-    )
-    print(f"\n{'quality (ragmeter.ir)':<28}" + "".join(f"{m:>12}" for m in MEASURES))
-    for label, q in cold["quality"].items():
-        print(f"{label:<28}" + "".join(f"{q[m]:>12.4f}" for m in MEASURES))
-        assert q == warm["quality"][label], f"{label}: warm run differs from cold run"
-    q = peer["raw bm25s quality"]
-    print(f"{'raw bm25s, whole docs':<28}" + "".join(f"{q[m]:>12.4f}" for m in MEASURES))
-    print("\npeers (same run):")
+    print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs", flush=True)
+    peer = bm25_peer(args.data_dir)
+    print(f"\nBM25 over {peer['n_chunks']} chunks, 300 queries, k=100 (median of 5 alternating runs):")
     for key, value in peer.items():
-        if key not in ("raw bm25s quality", "process_wall_s"):
-            print(f"  {key:<48}{value:>10.4g}")
-    s = cold["stages"]
-    print("\nratios:")
+        print(f"  {key:<40}{value:>10.4f}" if isinstance(value, float) else f"  {key:<40}{value:>10}")
+    ratio = peer["ragmeter BM25Index.search (s)"] / peer["bm25s retrieve numpy, 2 threads (s)"]
+    print(f"  ratio ragmeter / bm25s: {ratio:.2f} (target <= 1.5)")
+    if args.bm25_only:
+        return
+    print()
+    result = cli_runs(args.modes.split(","), args.backend, args.data_dir)
+    result["bm25"] = peer
+    before = json.loads(Path(args.before).read_text()) if args.before else {"modes": {}}
+    print(f"\nSciFact, 300 test queries, --no-generation, backend {args.backend}")
     print(
-        f"  pipeline BM25 no-chunk index / raw bm25s index: {s['fulltext, no chunking: index'] / peer['raw bm25s: index']:.2f}"
+        f"{'mode':<10}{'cold s':>9}{'warm s':>9}{'nDCG@10':>9}   {'before cold':>11}{'warm':>7}{'nDCG@10':>9}"
     )
-    print(
-        "  pipeline BM25 no-chunk retrieve / raw bm25s retrieve: "
-        f"{s['fulltext, no chunking: retrieve 300 queries'] / peer['raw bm25s: retrieve 300 queries']:.2f}"
-    )
-    print(
-        "  pipeline encoder / raw sentence-transformers (500 chunks): "
-        f"{peer['pipeline encoder: encode 500 chunks'] / peer['raw sentence-transformers: encode 500 chunks']:.2f}"
-    )
-    print(f"  warm / cold whole process: {warm['process_wall_s'] / cold['process_wall_s']:.3f}")
-    print(f"\nload average after: {os.getloadavg()[0]:.2f}")
-    if not args.keep:
-        shutil.rmtree(index_dir, ignore_errors=True)
+    for mode, row in result["modes"].items():
+        b = before["modes"].get(mode, {})
+        old = (
+            f"{b['cold']:>11.1f}{b['warm']:>7.1f}{b['ndcg@10']:>9.4f}" if b else f"{'-':>11}{'-':>7}{'-':>9}"
+        )
+        print(f"{mode:<10}{row['cold']:>9.1f}{row['warm']:>9.1f}{row['ndcg@10']:>9.4f}   {old}")
+    if "chunks" in result:
+        print(
+            f"dense build: {result['chunks']} chunks, {result['chunks/s (cold - warm, semantic)']:.1f} chunks/s"
+        )
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    if args.save:
+        Path(args.save).write_text(json.dumps(result, indent=1))
 
 
 if __name__ == "__main__":
