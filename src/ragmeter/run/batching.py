@@ -4,8 +4,8 @@ The executor tells the batcher which queries are coming (`expect`); the first qu
 its results and the batcher fetches it together with the next queries still to come that need the same
 k, in ONE `retrieve_batch` call (on a worker thread when the method is sync). Each query's recorded
 retrieve latency is its share of that call (the system's own time for the call, measured where it runs,
-divided by its size). A batch that fails is not
-retried as a batch: each of its queries then retrieves on its own, so a bad query fails alone.
+divided by its size). A batch that fails is not retried as a batch: each of its queries then retrieves
+on its own, so a bad query fails alone.
 """
 
 from __future__ import annotations
