@@ -47,6 +47,12 @@ def test_demo_runs_three_modes_and_says_where_things_are(tmp_path: Path) -> None
         assert (tmp_path / ".ragmeter" / "demo" / f"{mode}.csv").is_file()
         assert data["run_id"] in out
     assert "ragmeter runs compare" in out and (tmp_path / ".ragmeter" / "ragmeter.db").is_file()
+    # the failure classes of the three runs, from stored outputs (no judge ran: --no-judge)
+    assert "why queries failed: failure class per query" in out
+    shares = data["aggregate"]  # the hybrid run's, the last column
+    row = next(line for line in out.splitlines() if "answer_wrong_with_evidence" in line)
+    n = round(shares["class_answer_wrong_with_evidence"]["mean"] * 60)
+    assert row.rstrip("│ ").endswith(f"{n} ({n / 60:.0%})")
     store_url = out.split("  store:    ", 1)[1].split()[0]
     assert f"ragmeter view --db {store_url} " in out  # the viewer's command, for this store
 
@@ -92,6 +98,8 @@ def test_demo_generates_and_judges_the_sample_with_the_local_model(tmp_path: Pat
     assert data["record"]["system"]["rebuildable"] and data["record"]["generator"]["spec"] == "local"
     judged = data["per_query"]
     assert judged, out  # at least one question inside the demo's time budget
+    assert f"ragmeter diagnose {data['run_id']}" in out  # the attribution command for the judged run
+    assert "why queries failed: failure class per query" in out  # classes of the three runs, no LLM call
     hybrid = {
         q["query_id"]: q
         for q in json.loads((tmp_path / ".ragmeter" / "demo" / "hybrid.json").read_text())["per_query"]

@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "run": "ragmeter.cli.run:run_command",
     "runs": "ragmeter.cli.runs:runs",
     "rescore": "ragmeter.cli.rescore:rescore_command",
+    "diagnose": "ragmeter.cli.diagnose:diagnose_command",
     "ingest": "ragmeter.cli.ingest:ingest_command",
     "testcases": "ragmeter.cli.ingest:testcases",
     "demo": "ragmeter.cli.demo:demo_command",

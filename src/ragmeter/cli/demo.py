@@ -176,6 +176,11 @@ def _print_where(results: dict[str, Any], judged: Any, outdir: Path, url: str, d
     out.print(f"  store:    {url}  (every run, per query; ragmeter runs list{opt})")
     a, b = results["fulltext"].run_id, results["hybrid"].run_id
     out.print(f"  compare:  ragmeter runs compare {a} {b}{opt}")
+    if judged is not None and judged.run_id:
+        out.print(
+            f"  diagnose: ragmeter diagnose {judged.run_id}{opt}  (where the judged run lost its points: replays "
+            "with oracle ranking and oracle contexts; calls the generator and the judge again)"
+        )
     shown = " ".join(r.run_id for r in runs.values() if r.run_id)
     out.print(f"  report:   ragmeter report {shown} --out {outdir / 'report'}{opt}  (HTML, plots, CSV)")
     out.print(f"  browse:   ragmeter view --db {url}  (every query in a local web app)")

@@ -120,8 +120,11 @@ class QueryWorker:
         ]
         if record.evaluate_generation:
             try:
-                contexts = list(hits[: record.context_k])
-                result.contexts = result.retrieved[: len(contexts)]
+                contexts = self.system.select_contexts(query.question, hits, record.context_k)
+                result.contexts = [
+                    RetrievedDoc(doc_id=h.doc_id, score=h.score, rank=i, text=h.text)
+                    for i, h in enumerate(contexts, 1)
+                ]
                 result.answer, latency["generate"] = await self.system.answer_timed(query.question, contexts)
             except Exception as exc:
                 return failed(error_text("generate", exc))

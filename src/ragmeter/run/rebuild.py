@@ -42,6 +42,12 @@ class SystemAdapter:
 
         return await aanswer(self.system, question, contexts)
 
+    def select_contexts(self, question: str, hits: list[Retrieved], k: int) -> list[Retrieved]:
+        """What the generator is given: the top `k` hits, unless the system chooses (a diagnose replay's
+        oracle contexts, ragmeter.diagnose.replay)."""
+        choose = getattr(self.system, "select_contexts", None)
+        return list(choose(question, hits, k)) if callable(choose) else list(hits[:k])
+
     async def retrieve_timed(self, question: str, k: int) -> tuple[list[Retrieved], float]:
         """The hits and the ms the system itself took (timed where it runs, not queued time)."""
         from ragmeter.systems.base import aretrieve_timed

@@ -1,0 +1,79 @@
+"""`ragmeter diagnose RUN`: where the points were lost, by counterfactual replay (ragmeter.diagnose)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import click
+
+from ragmeter.cli.options import console, db_option, echo_json, format_option, open_db
+
+
+@click.command("diagnose")
+@click.argument("run_id", metavar="RUN")
+@click.option(
+    "--metrics", metavar="NAME,...", help="Bounded answer metrics to attribute (default: all the run has)."
+)
+@click.option(
+    "--also",
+    multiple=True,
+    metavar="INTERVENTION",
+    help="An extra replay beside the chain: context-k=N (the top N stored contexts).",
+)
+@click.option("--seed", type=int, default=42, show_default=True, help="Seed of the bootstrap.")
+@click.option("--resamples", type=int, default=2000, show_default=True, help="Bootstrap samples.")
+@format_option("table", "json")
+@db_option
+def diagnose_command(
+    run_id: str,
+    metrics: str | None,
+    also: tuple[str, ...],
+    seed: int,
+    resamples: int,
+    fmt: str,
+    db: str | None,
+) -> None:
+    """Replay RUN with oracle ranking, then oracle contexts (its stored retrieved lists are reused: only the
+    generator and the judges are called; each replay is stored as a run) and split the gap to each answer
+    metric's best value into ranking/context selection, retrieval and generation, with bootstrap 95% CIs."""
+    from ragmeter.diagnose.attribution import adiagnose
+
+    names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
+    store = open_db(db)
+    try:
+        out = asyncio.run(
+            adiagnose(run_id, store=store, metrics=names, also=also, seed=seed, n_resamples=resamples)
+        )
+    finally:
+        store.close()
+    if fmt == "json":
+        echo_json(out)
+        return
+    console().print(_table(out))
+    for name, rows in out.get("also", {}).items():
+        for r in rows:
+            if r["n"]:
+                click.echo(f"{name}: {r['metric']} {r['delta']:+.4f} vs the run over {r['n']} queries")
+    click.echo(f"replays stored as runs: {', '.join(f'{k} {v}' for k, v in out['replays'].items())}")
+    click.echo(out["calls"])
+
+
+def _table(out: dict[str, Any]) -> Any:
+    from rich.table import Table
+
+    table = Table(title=f"where the points were lost: run {out['run']} (paired bootstrap 95% CI)")
+    for col in ("metric", "run", "best", "gap", "ranking+context", "retrieval", "generation", "n"):
+        table.add_column(col, justify="left" if col == "metric" else "right")
+    for m in out["metrics"]:
+        if not m["n"]:
+            table.add_row(m["metric"], *["-"] * 6, "0")
+            continue
+        parts = [
+            f"{p['mean']:+.3f} [{p['ci95'][0]:+.3f}, {p['ci95'][1]:+.3f}]"
+            for p in (m["parts"][k] for k in ("ranking_and_context", "retrieval", "generation"))
+        ]
+        table.add_row(
+            m["metric"], f"{m['run']:.3f}", f"{m['best']:g}", f"{m['gap']:+.3f}", *parts, str(m["n"])
+        )
+    return table

@@ -1,0 +1,95 @@
+"""Counterfactual replay of a stored run: the parent's retrieved lists are reused (its system's `retrieve`
+is never called), the generator is given other contexts, and only `answer` and the judges are called.
+
+Interventions: `oracle-rank` (the stored retrieved list with its relevant documents moved first, cut to
+context_k), `oracle-context` (the labelled relevant passages), `context-k=N` (the top N stored). Each replay
+is stored as a run whose config names its parent and intervention (config.extra["replay"]).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ragmeter.errors import InputError
+from ragmeter.models import EvalDataset, EvalQuery, EvalRunResult, QueryEvalResult
+from ragmeter.systems import Retrieved
+
+CHAIN = ("oracle-rank", "oracle-context")
+_CONTEXT_K = re.compile(r"^context-k=(\d+)$")
+
+
+def check_intervention(name: str, *, depth: int) -> str:
+    """A known intervention, or an InputError naming it."""
+    if name in CHAIN:
+        return name
+    m = _CONTEXT_K.match(name)
+    if m:
+        n = int(m.group(1))
+        if not 1 <= n <= depth:
+            raise InputError(f"context-k=N needs 1 <= N <= the stored depth {depth}, got {n}", source=name)
+        return name
+    if name == "no-rerank":
+        raise InputError(
+            "no-rerank is not supported yet (it would re-run retrieval without the reranker)", source=name
+        )
+    raise InputError(
+        f"unknown intervention {name!r}; known: oracle-rank, oracle-context, context-k=N", source="--also"
+    )
+
+
+def _hit(d: Any) -> Retrieved:
+    return Retrieved(d.doc_id, float(d.score), d.text)
+
+
+def replay_contexts(
+    intervention: str,
+    query: EvalQuery,
+    stored: QueryEvalResult,
+    *,
+    context_k: int,
+    corpus: Mapping[str, str],
+    relevance_level: int = 1,
+) -> list[Retrieved]:
+    """The contexts an intervention gives the generator for one query."""
+    relevant = {d for d, g in query.judgments().items() if g >= relevance_level}
+    if intervention == "oracle-rank":
+        first = [d for d in stored.retrieved if d.doc_id in relevant]
+        rest = [d for d in stored.retrieved if d.doc_id not in relevant]
+        return [_hit(d) for d in (first + rest)[:context_k]]
+    if intervention == "oracle-context":
+        grades = query.judgments()
+        ids = sorted(relevant, key=lambda d: (-grades[d], d))
+        return [Retrieved(d, float(grades[d]), corpus.get(d, "")) for d in ids]
+    m = _CONTEXT_K.match(intervention)
+    assert m is not None, intervention
+    return [_hit(d) for d in stored.retrieved[: int(m.group(1))]]
+
+
+class ReplaySystem:
+    """The parent's stored outputs as a system: `retrieve` returns the stored list (no call), the
+    generator gets the intervention's contexts through the parent system's `answer`."""
+
+    def __init__(self, parent: Any, run: EvalRunResult, contexts: dict[str, list[Retrieved]]) -> None:
+        self.parent = parent
+        self.name = f"replay of {run.config.system}"
+        self.stored = {r.question: r for r in run.per_query}
+        self.contexts = contexts  # by question
+
+    def retrieve(self, question: str, k: int) -> list[Retrieved]:
+        stored = self.stored.get(question)
+        if stored is None:
+            raise InputError(f"the parent run has no stored result for {question!r}", source="diagnose")
+        return [_hit(d) for d in stored.retrieved[:k]]
+
+    def select_contexts(self, question: str, hits: Sequence[Retrieved], k: int) -> list[Retrieved]:
+        return list(self.contexts[question])
+
+    async def answer(self, question: str, contexts: list[Retrieved]) -> str | None:
+        answer: str | None = await self.parent.answer(question, contexts)
+        return answer
+
+
+def corpus_texts(dataset: EvalDataset) -> dict[str, str]:
+    return {d.doc_id: d.text for d in dataset.corpus or []}

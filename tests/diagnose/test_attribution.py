@@ -1,0 +1,101 @@
+"""`ragmeter diagnose`: replays along run -> oracle-rank -> oracle-context over real HTTP (scripted judge).
+The system answers RIGHT when a relevant passage is among its contexts, except on q_wrong (always wrong)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from diagnose_fakes import CONTEXT_K, ScriptedSystem, dataset, judge_responder
+
+from ragmeter.models import EvalConfig
+from ragmeter.runner import arun_evaluation
+
+pytest.importorskip("aiohttp")
+
+
+class ContextAnswerer(ScriptedSystem):
+    def answer(self, question: str, contexts: list[Any]) -> str | None:
+        q = self.by_question[question]
+        self.answer_calls.append((q, [c.doc_id for c in contexts]))
+        if q == "q_wrong":
+            return "WRONG reading"
+        return "RIGHT and SUPPORTED" if any(c.doc_id.startswith("rel-") for c in contexts) else "WRONG guess"
+
+
+async def test_oracle_context_lifts_retrieval_failures_and_parts_sum_to_the_gap(
+    scripted, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    from ragmeter.diagnose.attribution import adiagnose
+    from ragmeter.llm import from_spec
+    from ragmeter.store import open_store
+
+    srv = await scripted(judge_responder)
+    spec = f"openai-compatible:judge@{srv.url}"
+    llm = from_spec(spec, max_retries=0)
+    config = EvalConfig(
+        dataset="classes",
+        retrieval_top_k=[3],
+        use_llm_judge=True,
+        judge_model=spec,
+        metrics=["token_f1", "answer_correctness"],
+        extra={"semantic": False, "context_k": CONTEXT_K},
+    )
+    db = f"sqlite:///{tmp_path / 'd.db'}"
+    run = await arun_evaluation(dataset(), ContextAnswerer(), config, store=db, llm=llm, progress=False)
+    classes = {r.query_id: r.metrics["class_correct"].details["class"] for r in run.per_query}
+    system = ContextAnswerer()
+    with open_store(db) as store:
+        out = await adiagnose(
+            run.run_id or "", store=store, system=system, llm=llm, dataset=dataset(), n_resamples=500
+        )
+        replays = {k: store.get_run(v) for k, v in out["replays"].items()}
+    await llm.aclose()
+
+    assert system.retrieve_calls == 0 and system.answer_calls  # a replay never calls retrieve
+    for name, replay in replays.items():
+        assert replay.config.extra["replay"] == {"parent": run.run_id, "intervention": name}
+        # the parent's retrieved lists are reused, so its retrieval metrics are the parent's
+        assert {r.query_id: r.metrics["ndcg@3"].value for r in replay.per_query if "ndcg@3" in r.metrics} == {
+            r.query_id: r.metrics["ndcg@3"].value for r in run.per_query if "ndcg@3" in r.metrics
+        }
+    before = {r.query_id: r.metrics["answer_correctness"].value for r in run.per_query}
+    after = {r.query_id: r.metrics["answer_correctness"].value for r in replays["oracle-context"].per_query}
+    lifted = [q for q, c in classes.items() if c in ("no_relevant_retrieved", "relevant_not_in_context")]
+    assert lifted and all(after[q] > before[q] for q in lifted)  # type: ignore[operator]
+    wrong = [q for q, c in classes.items() if c == "answer_wrong_with_evidence"]
+    assert wrong and all(after[q] == before[q] for q in wrong)
+    for m in out["metrics"]:
+        assert m["n"] > 0
+        total = sum(p["mean"] for p in m["parts"].values())
+        assert abs(total - m["gap"]) <= 1e-9, m
+        for p in m["parts"].values():
+            assert p["ci95"][0] <= p["mean"] <= p["ci95"][1]
+    correctness = next(m for m in out["metrics"] if m["metric"] == "answer_correctness")
+    assert (
+        correctness["parts"]["retrieval"]["mean"] > 0
+        and correctness["parts"]["ranking_and_context"]["mean"] > 0
+    )
+
+
+def test_refusals_are_one_line_exit_2_and_store_nothing(ragmeter_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from ragmeter.runner import run_evaluation
+    from ragmeter.store import open_store
+
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    config = EvalConfig(
+        dataset="classes", retrieval_top_k=[3], metrics=["token_f1"], extra={"semantic": False}
+    )
+    run = run_evaluation(dataset(), ContextAnswerer(), config, store=db, progress=False)
+    for args, words in (
+        ((), "cannot be rebuilt from its record"),  # an in-process object
+        (("--also", "bogus"), "unknown intervention"),
+        (("--also", "context-k=99"), "stored depth"),
+        (("--metrics", "ndcg@3"), "not a bounded answer metric"),
+    ):
+        code, out = ragmeter_cli("diagnose", run.run_id or "", "--db", db, *args)
+        assert code == 2 and words in out and "Traceback" not in out, (args, out)
+        assert len(out.strip().splitlines()) == 1, out
+        with open_store(db) as store:
+            assert [r.run_id for r in store.list_runs()] == [run.run_id]
