@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -24,24 +22,10 @@ def _grade(req: ScriptedRequest) -> Step:
 
 @pytest.fixture
 def judge_url() -> Iterator[tuple[str, ScriptedServer]]:
-    """The scripted server on its own event loop in a thread (the CLI runs its own loop)."""
-    loop = asyncio.new_event_loop()
-    server = ScriptedServer(_grade)
-    ready = threading.Event()
+    from cli_fakes import scripted_server
 
-    def serve() -> None:
-        asyncio.set_event_loop(loop)
-        loop.run_until_complete(server.start())
-        ready.set()
-        loop.run_forever()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    assert ready.wait(10)
-    yield f"openai-compatible:scripted@{server.url}", server
-    asyncio.run_coroutine_threadsafe(server.stop(), loop).result(10)
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(10)
+    with scripted_server(_grade) as server:
+        yield f"openai-compatible:scripted@{server.url}", server
 
 
 def _judged(cli_env: dict[str, str], judge: str) -> list[str]:

@@ -25,6 +25,10 @@ def _summary(values: list[float | None]) -> MetricSummary:
     return MetricSummary(mean=mean, std=std, n=len(valid), n_null=len(values) - len(valid))
 
 
+# The judge every fixture run records (the version guard compares it between runs).
+JUDGE = '{"backend": "openai-compatible", "model": "fixture-judge", "params": {"temperature": 0.0}}'
+
+
 def build_run(
     name: str, seed: int, n: int = 12, *, boost: float = 0.0, hostile: bool = False
 ) -> EvalRunResult:
@@ -36,9 +40,9 @@ def build_run(
         metrics: dict[str, MetricResult] = {}
         for k in (1, 5, 10):
             v = min(1.0, rng.random() * (0.4 + 0.06 * k) + boost)
-            metrics[f"recall@{k}"] = MetricResult(name=f"recall@{k}", value=round(v, 4))
-            metrics[f"ndcg@{k}"] = MetricResult(name=f"ndcg@{k}", value=round(v * 0.9, 4))
-        metrics["mrr"] = MetricResult(name="mrr", value=round(rng.random(), 4))
+            metrics[f"recall@{k}"] = MetricResult(name=f"recall@{k}", value=round(v, 4), version="1")
+            metrics[f"ndcg@{k}"] = MetricResult(name=f"ndcg@{k}", value=round(v * 0.9, 4), version="1")
+        metrics["mrr"] = MetricResult(name="mrr", value=round(rng.random(), 4), version="1")
         if i == 3:
             metrics["retrieval_grade"] = MetricResult(
                 name="retrieval_grade", value=None, error="judge timed out after 3 retries", version="v1"
@@ -87,7 +91,7 @@ def build_run(
         aggregate=aggregate,
         per_query=per_query,
         n_queries=n,
-        versions={"ragmeter": "0.1.0"},
+        versions={"ragmeter": "0.1.0", "judge": JUDGE},
         notes=["queries with no relevant docs are left out of retrieval averages"],
     )
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ragmeter.cli.options import db_option, format_option
+from ragmeter.cli.options import allow_version_mismatch_option, db_option, format_option
 from ragmeter.cli.settings import log_options
 
 
@@ -23,6 +23,7 @@ from ragmeter.cli.settings import log_options
 )
 @click.option("--resamples", default=10_000, show_default=True, type=click.IntRange(min=1))
 @click.option("--progress/--no-progress", default=False, show_default=True)
+@allow_version_mismatch_option
 @log_options
 def experiment_command(
     spec_file: Path,
@@ -33,6 +34,7 @@ def experiment_command(
     output: Path | None,
     resamples: int,
     progress: bool,
+    allow_version_mismatch: bool,
 ) -> None:
     """Run every variant of SPEC_FILE (BM25 baseline first), store each as a run, print the table.
 
@@ -61,7 +63,7 @@ def experiment_command(
     result = run_experiment(
         spec, store=False if no_store else db, dataset=dataset, progress=progress, on_variant=announce
     )
-    table = result.table(n_resamples=resamples)
+    table = result.table(n_resamples=resamples, allow_version_mismatch=allow_version_mismatch)
     if fmt == "json":
         text = table.to_json(experiment=spec.name)
         click.echo(text)

@@ -28,6 +28,15 @@ def db_option(fn: F) -> F:
     )(fn)
 
 
+def allow_version_mismatch_option(fn: F) -> F:
+    """Every command that compares stored values refuses different metric versions or judge models."""
+    return click.option(
+        "--allow-version-mismatch",
+        is_flag=True,
+        help="Compare values made by different metric versions or judge models (refused by default).",
+    )(fn)
+
+
 def format_option(*choices: str) -> Callable[[F], F]:
     def deco(fn: F) -> F:
         return click.option(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ragmeter.cli.options import db_option
+from ragmeter.cli.options import allow_version_mismatch_option, db_option
 from ragmeter.errors import InputError
 from ragmeter.models import EvalRunResult
 
@@ -61,6 +61,7 @@ def load_runs(specs: tuple[str, ...] | list[str], db: str | None = None) -> list
 @click.option(
     "--max-docs", default=5, show_default=True, type=click.IntRange(min=0), help="Docs shown per query."
 )
+@allow_version_mismatch_option
 def report_command(
     runs: tuple[str, ...],
     out_dir: Path,
@@ -71,6 +72,7 @@ def report_command(
     resamples: int,
     seed: int,
     max_docs: int,
+    allow_version_mismatch: bool,
 ) -> None:
     """Write report.html, per_query_long.csv, plots/ and (for 2+ runs) significance.csv into DIR.
 
@@ -83,6 +85,11 @@ def report_command(
 
     check_output_path(out_dir / "report.html", source="--out")
     results = load_runs(runs, db)
+    if len(results) > 1:
+        from ragmeter.experiments.version_guard import check_comparable
+
+        for line in check_comparable(results, allow=allow_version_mismatch, source="report"):
+            click.echo(f"warning: version mismatch allowed: {line}", err=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     comparisons = None

@@ -10,7 +10,9 @@ from ragmeter.cli.options import db_option, echo_json, format_option, open_db, p
 @click.command("rescore")
 @click.argument("run_id", metavar="RUN")
 @click.option(
-    "--metrics", metavar="NAME,...", help="Only these metrics (default: every non-LLM metric of the run)."
+    "--metrics",
+    metavar="NAME,...",
+    help="Only these metrics (default: every non-LLM metric of the run, and judge metrics graded by another prompt).",
 )
 @click.option(
     "--judge", metavar="MODEL", help="Judge LLM for judge metrics (adds them to a run made without one)."

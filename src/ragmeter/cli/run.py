@@ -324,6 +324,7 @@ def run_command(
         )
     store.close()
     short = check_fail_under(result.aggregate, thresholds)
+    short += _mixed_version_gates(result, thresholds)
     if junit_xml:
         from ragmeter.report.junit import gates_of_run, write_junit_xml
 
@@ -369,6 +370,15 @@ def _check_generated_run(config: Any, thresholds: dict[str, float], options: dic
     for name in thresholds:
         if name not in planned and registry.family_of(name) != "latency":
             raise InputError(f"this run does not compute {name!r}", source="--fail-under")
+
+
+def _mixed_version_gates(result: Any, thresholds: dict[str, float]) -> list[str]:
+    """A gate refuses a metric whose values in this run mix versions (a resume after a prompt change)."""
+    from ragmeter.experiments.version_guard import mixed_versions
+
+    return [
+        f"{line}: refused (`ragmeter rescore {result.run_id}`)" for line in mixed_versions(result, thresholds)
+    ]
 
 
 def _generate_if_empty(

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from ragmeter import metrics
 from ragmeter.cli.options import (
+    allow_version_mismatch_option,
     console,
     db_option,
     echo_json,
@@ -118,15 +121,32 @@ def _p(value: float | None) -> str:
     help="Queries shown per metric that improved most, and as many that regressed most.",
 )
 @click.option("--per-query", is_flag=True, help="Every paired query of every metric, not only the top.")
+@click.option(
+    "--cluster-by",
+    metavar="FIELD",
+    help="A key of the queries' metadata: resample clusters, flip signs per cluster (clustered intervals).",
+)
+@allow_version_mismatch_option
 @format_option("table", "json")
 @db_option
 def compare_command(
-    run_ids: tuple[str, ...], seed: int, resamples: int, top: int, per_query: bool, fmt: str, db: str | None
+    run_ids: tuple[str, ...],
+    seed: int,
+    resamples: int,
+    top: int,
+    per_query: bool,
+    cluster_by: str | None,
+    allow_version_mismatch: bool,
+    fmt: str,
+    db: str | None,
 ) -> None:
-    """Every metric of each run against the first, side by side: B - A with its 95% bootstrap CI, paired t-test
-    and permutation p-values (Holm-adjusted across metrics), per query B's wins / losses / ties in each
-    metric's direction, the queries that changed most in both directions, and latency p50/p95/max per stage."""
-    from ragmeter.experiments.compare import compare
+    """Every metric of each run against the first, side by side: B - A with its 95% bootstrap CI, Cohen's d_z
+    with its interval, the minimum detectable effect, paired t-test and permutation p-values (Holm-adjusted
+    across metrics), per query B's wins / losses / ties in each metric's direction, the queries that changed
+    most in both directions, and latency p50/p95/max per stage. Three or more runs add a randomised Tukey HSD
+    over every pair. Values of different metric versions or judge models are refused."""
+    from ragmeter.experiments.compare import compare, metric_names, tukey_rows
+    from ragmeter.experiments.version_guard import check_comparable
 
     if len(run_ids) < 2:
         raise InputError("runs compare needs at least two run ids", source="runs compare")
@@ -134,13 +154,22 @@ def compare_command(
         raise InputError(f"--resamples must be at least 100, got {resamples}", source="--resamples")
     with open_db(db) as store:
         found = [store.get_run(r) for r in run_ids]
+        warnings = check_comparable(found, allow=allow_version_mismatch, source="runs compare")
+        clusters = _clusters(store, found, cluster_by) if cluster_by else None
     from ragmeter.experiments.render import ComparisonReport
 
     a, others = found[0], found[1:]
     limit = None if per_query else top
     from ragmeter.diagnose.classes import transitions
 
-    comparisons = [compare(a, b, seed=seed, n_resamples=resamples, top=limit) for b in others]
+    comparisons = [
+        compare(a, b, seed=seed, n_resamples=resamples, top=limit, clusters=clusters, cluster_by=cluster_by)
+        for b in others
+    ]
+    tukey: list[dict[str, Any]] = []
+    if len(found) > 2:
+        names = sorted({n for b in others for n in metric_names(a, b)}, key=metrics.sort_key)
+        tukey = tukey_rows(found, names, seed=seed, n_resamples=resamples, clusters=clusters)
     for b, comparison in zip(others, comparisons, strict=True):
         comparison["transitions"] = transitions(a, b)  # failure classes: which queries moved where
     report = ComparisonReport(
@@ -150,13 +179,29 @@ def compare_command(
         resamples=resamples,
         per_query=per_query,
         show_queries=limit != 0,
+        cluster_by=cluster_by,
+        tukey=tukey,
+        version_mismatches=warnings,
     )
+    for line in warnings if fmt != "json" else []:
+        click.echo(f"warning: version mismatch allowed: {line}", err=True)
     if fmt == "json":
         click.echo(report.to_json())
     else:
         console().print(report.to_table())
         for b in others:
             _print_transitions(a, b)
+
+
+def _clusters(store: Any, runs: list[EvalRunResult], field: str) -> dict[str, Any]:
+    """{query_id: metadata[field]} from the first run's dataset, for every compared query."""
+    from ragmeter.experiments.effects import query_clusters
+    from ragmeter.run.systems import resolve_dataset
+
+    first = runs[0]
+    data = resolve_dataset(first.config.dataset, seed=first.config.seed, store=store)
+    needed = dict.fromkeys(q.query_id for run in runs for q in run.per_query)
+    return query_clusters(data.queries, field, needed)
 
 
 def _print_transitions(a: EvalRunResult, b: EvalRunResult) -> None:

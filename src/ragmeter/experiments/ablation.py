@@ -301,11 +301,18 @@ class ExperimentResult(BaseModel):
             cols += sorted(judged, key=metrics.sort_key)
         return cols
 
-    def table(self, *, significance: bool = True, n_resamples: int = 10_000) -> ExperimentTable:
+    def table(
+        self, *, significance: bool = True, n_resamples: int = 10_000, allow_version_mismatch: bool = False
+    ) -> ExperimentTable:
         """The result table, which renders itself: `.to_table()`, `.to_markdown()`, `.to_json()`."""
         from ragmeter.experiments.render import ExperimentTable
 
-        columns, rows = experiment_table(self, significance=significance, n_resamples=n_resamples)
+        columns, rows = experiment_table(
+            self,
+            significance=significance,
+            n_resamples=n_resamples,
+            allow_version_mismatch=allow_version_mismatch,
+        )
         title = f"{self.spec.name} on {self.spec.dataset} (seed {self.spec.seed})"
         return ExperimentTable(title, columns, rows)
 
@@ -383,21 +390,35 @@ def _mean(run: EvalRunResult, metric: str) -> float | None:
 
 
 def experiment_table(
-    result: ExperimentResult, *, significance: bool = True, n_resamples: int = 10_000
+    result: ExperimentResult,
+    *,
+    significance: bool = True,
+    n_resamples: int = 10_000,
+    allow_version_mismatch: bool = False,
 ) -> tuple[list[str], list[dict[str, Any]]]:
     """(columns, rows): one row per variant with each column's mean, the best per column flagged, and
-    (against the first row, the baseline) the Holm-corrected permutation p-value per column."""
+    (against the first row, the baseline) the permutation p-value per column, Holm-corrected over every
+    metric x variant of the grid."""
     columns = result.columns()
     rows: list[dict[str, Any]] = []
     comparisons: dict[str, Comparison] = {}
     if significance and len(result.results) > 1:
         from ragmeter.experiments.significance import compare_runs, per_query_values
+        from ragmeter.experiments.version_guard import check_comparable
+
+        check_comparable(
+            [r.run for r in result.results],
+            allow=allow_version_mismatch,
+            metrics=columns,
+            source="experiment",
+        )
 
         base = per_query_values(result.results[0].run)
         for r in result.results[1:]:
             comparisons[r.variant.name] = compare_runs(
                 base, per_query_values(r.run), metrics=columns, seed=result.spec.seed, n_resamples=n_resamples
             )
+        _holm_over_grid(list(comparisons.values()))
     for r in result.results:
         cmp = comparisons.get(r.variant.name)
         rows.append(
@@ -418,6 +439,17 @@ def experiment_table(
             value = row["values"][c]
             row["best"][c] = top is not None and value is not None and abs(value - top) <= 1e-12
     return columns, rows
+
+
+def _holm_over_grid(comparisons: Sequence[Comparison]) -> None:
+    """Holm over metrics x variants: a grid of V variants and M metrics tests V x M hypotheses at once."""
+    from ragmeter.experiments.significance import holm
+
+    cells = [m for c in comparisons for m in c.metrics]
+    for cell, p in zip(cells, holm([m.p_perm for m in cells]), strict=True):
+        cell.p_holm = p
+    for cell, p in zip(cells, holm([m.p_t for m in cells]), strict=True):
+        cell.p_t_holm = p
 
 
 def format_markdown(columns: Sequence[str], rows: Sequence[dict[str, Any]], *, alpha: float = 0.05) -> str:

@@ -7,6 +7,7 @@ percentiles per stage. "Better" follows each metric's direction in the registry 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ragmeter import metrics
@@ -74,19 +75,38 @@ def compare_rows(a: EvalRunResult, b: EvalRunResult) -> list[dict[str, Any]]:
 
 
 def significance_rows(
-    a: EvalRunResult, b: EvalRunResult, *, seed: int, n_resamples: int
+    a: EvalRunResult,
+    b: EvalRunResult,
+    *,
+    seed: int,
+    n_resamples: int,
+    clusters: Mapping[str, Any] | None = None,
+    cluster_by: str | None = None,
 ) -> list[dict[str, Any]]:
-    """compare_rows plus paired tests over the per-query values: 95% bootstrap CI of B - A, paired t-test,
-    Fisher randomisation test and its Holm-Bonferroni adjustment across the metrics."""
+    """compare_rows plus paired tests over the per-query values: 95% bootstrap CI of B - A, Cohen's d_z with
+    its bootstrap interval, the minimum detectable effect (alpha 0.05, power 0.8), paired t-test, Fisher
+    randomisation test and its Holm-Bonferroni adjustment across the metrics. With ``clusters`` every one
+    of them is the clustered form (`ragmeter.experiments.effects`)."""
     from ragmeter.experiments.significance import compare_results
 
     rows = compare_rows(a, b)
-    tested = compare_results([a, b], metrics=[r["metric"] for r in rows], seed=seed, n_resamples=n_resamples)
+    tested = compare_results(
+        [a, b],
+        metrics=[r["metric"] for r in rows],
+        seed=seed,
+        n_resamples=n_resamples,
+        clusters=clusters,
+        cluster_by=cluster_by,
+    )
     by_metric = {m.metric: m for m in tested[0].metrics}
     for r in rows:
         m = by_metric.get(r["metric"])
         r["n_pairs"] = m.n if m else 0
+        r["n_clusters"] = m.n_clusters if m else None
         r["ci95"] = list(m.ci95) if m and m.ci95 else None
+        r["dz"] = m.dz if m else None
+        r["dz_ci95"] = list(m.dz_ci95) if m and m.dz_ci95 else None
+        r["mde"] = m.mde if m else None
         r["p_t"] = m.p_t if m else None
         r["p_perm"] = m.p_perm if m else None
         r["p_holm"] = m.p_holm if m else None
@@ -157,13 +177,68 @@ def compare(
     seed: int = 42,
     n_resamples: int = 10_000,
     top: int | None = 5,
+    clusters: Mapping[str, Any] | None = None,
+    cluster_by: str | None = None,
 ) -> dict[str, Any]:
     """Everything `runs compare` shows for B against A, as plain data (what --format json prints)."""
-    rows = significance_rows(a, b, seed=seed, n_resamples=n_resamples)
+    rows = significance_rows(
+        a, b, seed=seed, n_resamples=n_resamples, clusters=clusters, cluster_by=cluster_by
+    )
     return {
         "b": b.run_id,
         "same_dataset": a.dataset_hash == b.dataset_hash,
+        "method": method_line(cluster_by if clusters is not None else None),
         "metrics": rows,
         "queries": {r["metric"]: query_changes(a, b, r["metric"], top=top) for r in rows},
         "latency": compare_latency(a, b),
     }
+
+
+def method_line(cluster_by: str | None) -> str:
+    """How the intervals and tests of a comparison resample, as the output names it."""
+    if cluster_by is None:
+        return "paired over queries: queries resampled (bootstrap), signs flipped per query, paired t-test"
+    return (
+        f"clustered by {cluster_by}: clusters resampled (bootstrap), signs flipped per cluster, "
+        "cluster-robust t-test on clusters - 1 df"
+    )
+
+
+def tukey_rows(
+    runs: list[EvalRunResult],
+    metric_list: list[str],
+    *,
+    seed: int,
+    n_resamples: int,
+    clusters: Mapping[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """For three or more runs: the randomised Tukey HSD of every pair of runs, per metric (queries that
+    every run has a value for), as rows."""
+    from ragmeter.experiments.tukey import randomised_tukey_hsd
+
+    labels = [r.run_id or r.name or f"run{i + 1}" for i, r in enumerate(runs)]
+    out: list[dict[str, Any]] = []
+    for name in metric_list:
+        per_system = {label: query_values(run, name) for label, run in zip(labels, runs, strict=True)}
+        if len(set(labels)) != len(labels) or not all(per_system.values()):
+            continue
+        result = randomised_tukey_hsd(
+            name,
+            per_system,
+            n_resamples=n_resamples,
+            seed=seed,
+            clusters=dict(clusters) if clusters is not None else None,
+        )
+        for pair in result.pairs:
+            out.append(
+                {
+                    "metric": name,
+                    "a": pair.a,
+                    "b": pair.b,
+                    "delta": pair.delta,
+                    "p_tukey": pair.p_adjusted,
+                    "n": result.n,
+                    "method": result.method,
+                }
+            )
+    return out

@@ -36,6 +36,12 @@ def _delta(value: float | None, higher_is_better: bool, *, color: bool, digits: 
     return f"[green]{shown}[/green]" if better else f"[red]{shown}[/red]"
 
 
+def _dz(dz: float | None, ci: Sequence[float] | None) -> str:
+    if dz is None:
+        return "-"
+    return f"{dz:+.2f}" + (f" [{ci[0]:+.2f}, {ci[1]:+.2f}]" if ci else "")
+
+
 def _table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]], *, left: int = 1) -> Any:
     from rich.table import Table
 
@@ -65,7 +71,10 @@ class ExperimentTable:
     columns: list[str]
     rows: list[dict[str, Any]]
     alpha: float = 0.05
-    note: str = "best per column in bold; † p(Holm) < 0.05 vs the first row (paired permutation test)"
+    note: str = (
+        "best per column in bold; † p(Holm) < 0.05 vs the first row (paired permutation test; Holm over "
+        "metrics x variants)"
+    )
 
     def _cells(self, row: dict[str, Any], bold: str) -> list[str]:
         cells = []
@@ -104,17 +113,28 @@ class ComparisonReport:
     per_query: bool = False
     show_queries: bool = True
     notes: list[str] = field(default_factory=list)
+    cluster_by: str | None = None
+    # three or more runs: the randomised Tukey HSD of every pair (ragmeter.experiments.compare.tukey_rows)
+    tukey: list[dict[str, Any]] = field(default_factory=list)
+    version_mismatches: list[str] = field(default_factory=list)  # allowed with --allow-version-mismatch
 
     @property
     def footnote(self) -> str:
+        from ragmeter.experiments.compare import method_line
+
         return (
-            f"paired over queries with a value in both runs; bootstrap CI and permutation test with "
-            f"{self.resamples} samples (seed {self.seed}); Holm-Bonferroni across metrics; bold p < 0.05; wins "
-            "follow each metric's direction (`ragmeter metrics list`)"
+            f"{method_line(self.cluster_by)}; pairs with a value in both runs; bootstrap CI and permutation "
+            f"test with {self.resamples} samples (seed {self.seed}); d_z = mean / sd of B - A; MDE = smallest "
+            "|B - A| this comparison detects at alpha 0.05, power 0.8; Holm-Bonferroni across metrics; bold "
+            "p < 0.05; wins follow each metric's direction (`ragmeter metrics list`)"
         )
 
     def to_json(self) -> str:
         out: dict[str, Any] = {"a": self.a, "seed": self.seed, "resamples": self.resamples}
+        out["cluster_by"] = self.cluster_by
+        out["version_mismatches"] = self.version_mismatches
+        if self.tukey:
+            out["tukey_hsd"] = self.tukey
         out["comparisons"] = self.comparisons
         if len(self.comparisons) == 1:
             out.update(self.comparisons[0])
@@ -131,7 +151,8 @@ class ComparisonReport:
                 _delta(r["delta"], r["higher_is_better"], color=rich),
             ]
             counts = [str(r["wins"]), str(r["losses"]), str(r["ties"])]
-            rows.append([r["metric"], r["scale"] or "?", *values, ci, *ps, *counts])
+            effect = [_dz(r.get("dz"), r.get("dz_ci95")), fmt_value(r.get("mde"))]
+            rows.append([r["metric"], r["scale"] or "?", *values, ci, *effect, *ps, *counts])
         return rows
 
     def _query_rows(self, c: dict[str, Any], rich: bool) -> list[list[str]]:
@@ -159,7 +180,8 @@ class ComparisonReport:
 
     def _sections(self, rich: bool) -> list[tuple[str, list[str], list[list[str]], int] | str]:
         out: list[tuple[str, list[str], list[list[str]], int] | str] = []
-        metric_cols = ["metric", "scale", "A", "B", "B - A", "95% CI", "p (t)", "p (perm)", "p Holm"]
+        metric_cols = ["metric", "scale", "A", "B", "B - A", "95% CI", "d_z [95% CI]", "MDE"]
+        metric_cols += ["p (t)", "p (perm)", "p Holm"]
         for c in self.comparisons:
             if not c["same_dataset"]:
                 out.append(
@@ -185,7 +207,25 @@ class ComparisonReport:
             if c["latency"]:
                 cols = ["stage", "A p50", "B p50", "A p95", "B p95", "A max", "B max"]
                 out.append(("latency per stage (ms, lower is better)", cols, self._latency_rows(c), 1))
+        if self.tukey:
+            cols = ["metric", "A", "B", "B - A", "queries", "p (Tukey HSD)"]
+            out.append((f"every pair of runs: {self.tukey[0]['method']}", cols, self._tukey_rows(rich), 3))
         return out
+
+    def _tukey_rows(self, rich: bool) -> list[list[str]]:
+        from ragmeter import metrics
+
+        return [
+            [
+                r["metric"],
+                r["a"],
+                r["b"],
+                _delta(r["delta"], metrics.higher_is_better(r["metric"]), color=rich),
+                str(r["n"]),
+                _p(r["p_tukey"], bold=rich),
+            ]
+            for r in self.tukey
+        ]
 
     def to_table(self) -> Any:
         from rich.console import Group

@@ -10,7 +10,10 @@ Tests (two-sided, on the per-query differences d = b - a):
   patterns (m = non-zero differences) when 2^m <= n_resamples, else a seeded Monte Carlo estimate
   (count + 1) / (n_resamples + 1);
 - percentile bootstrap 95% CI of mean(d), seeded, n_resamples resamples of the paired queries.
-Holm-Bonferroni corrects the p-values across the metrics of one comparison.
+Holm-Bonferroni corrects the p-values across the metrics of one comparison. Beside the delta: Cohen's d_z
+with its bootstrap interval and the minimum detectable effect (alpha 0.05, power 0.8). With clusters
+(``clusters={query_id: label}``) the bootstrap resamples clusters, the randomisation test flips one sign
+per cluster and the t-test uses the cluster-robust SE (``ragmeter.experiments.effects``).
 """
 
 from __future__ import annotations
@@ -59,6 +62,12 @@ class MetricComparison(BaseModel):
     wins: int = Field(default=0, description="queries where b is better than a, in the metric's direction")
     losses: int = Field(default=0, description="queries where b is worse than a")
     ties: int = 0
+    dz: float | None = Field(default=None, description="Cohen's d_z = mean(d) / sd(d)")
+    dz_ci95: tuple[float, float] | None = None
+    mde: float | None = Field(default=None, description="minimum detectable |delta| at alpha 0.05, power 0.8")
+    n_clusters: int | None = Field(
+        default=None, description="clusters of the pairs when resampled by cluster"
+    )
 
     def significant(self, alpha: float = 0.05) -> bool:
         return self.p_holm is not None and self.p_holm < alpha
@@ -74,6 +83,8 @@ class Comparison(BaseModel):
     seed: int
     n_resamples: int
     confidence: float = 0.95
+    cluster_by: str | None = None
+    method: str = "paired over queries"
     metrics: list[MetricComparison]
 
     def get(self, metric: str) -> MetricComparison:
@@ -87,7 +98,7 @@ class Comparison(BaseModel):
         out = []
         for m in self.metrics:
             row: dict[str, Any] = {"run_a": self.run_a, "run_b": self.run_b}
-            row.update(m.model_dump(exclude={"ci95"}))
+            row.update(m.model_dump(exclude={"ci95", "dz_ci95"}))
             row["ci95_low"] = m.ci95[0] if m.ci95 else None
             row["ci95_high"] = m.ci95[1] if m.ci95 else None
             out.append(row)
@@ -109,8 +120,10 @@ def _metric_names(per_query: PerQuery) -> list[str]:
 
 def _pair(
     per_query_a: PerQuery, per_query_b: PerQuery, metric: str
-) -> tuple[FloatArray, FloatArray, int, int]:
-    """Paired arrays (in sorted query-id order) plus counts of queries lacking a value in A / in B."""
+) -> tuple[FloatArray, FloatArray, int, int, list[str]]:
+    """Paired arrays (in sorted query-id order), counts of queries lacking a value in A / in B, and the
+    paired query ids."""
+    ids: list[str] = []
     xs: list[float] = []
     ys: list[float] = []
     missing_a = missing_b = 0
@@ -123,9 +136,10 @@ def _pair(
             missing_b += 1
         if a is None or b is None:
             continue
+        ids.append(qid)
         xs.append(float(a))
         ys.append(float(b))
-    return np.asarray(xs, dtype=np.float64), np.asarray(ys, dtype=np.float64), missing_a, missing_b
+    return np.asarray(xs, dtype=np.float64), np.asarray(ys, dtype=np.float64), missing_a, missing_b, ids
 
 
 def paired_t_test(a: Sequence[float] | FloatArray, b: Sequence[float] | FloatArray) -> float | None:
@@ -241,15 +255,18 @@ def compare_metric(
     per_query_a: PerQuery,
     per_query_b: PerQuery,
     metric: str,
+    clusters: Mapping[str, Any] | None = None,
     *,
     seed: int = 42,
     n_resamples: int = 10_000,
     confidence: float = 0.95,
 ) -> MetricComparison:
     """All paired statistics of one metric (without the Holm correction, which needs every metric)."""
+    from ragmeter.experiments import effects
+    from ragmeter.experiments.power import paired_mde
     from ragmeter.metrics import higher_is_better
 
-    a, b, missing_a, missing_b = _pair(per_query_a, per_query_b, metric)
+    a, b, missing_a, missing_b, ids = _pair(per_query_a, per_query_b, metric)
     n = int(a.size)
     n_all = len(set(per_query_a) | set(per_query_b))
     result = MetricComparison(
@@ -263,12 +280,22 @@ def compare_metric(
     if n == 0:
         return result
     d = b - a
-    p_perm, exact = permutation_test(a, b, n_resamples=n_resamples, seed=seed + 1)
+    codes = effects.cluster_codes([clusters[q] for q in ids]) if clusters is not None else None
+    boot = effects.bootstrap_summary(d, codes, n_resamples=n_resamples, seed=seed + 2, confidence=confidence)
     result.mean_a = float(a.mean())
     result.mean_b = float(b.mean())
     result.delta = float(d.mean())
-    result.ci95 = bootstrap_ci(a, b, n_resamples=n_resamples, seed=seed, confidence=confidence)
-    result.p_t = paired_t_test(a, b)
+    result.dz, result.dz_ci95 = boot["dz"], boot["dz_ci95"]
+    result.mde = paired_mde(d, codes)
+    if codes is None:
+        p_perm, exact = permutation_test(a, b, n_resamples=n_resamples, seed=seed + 1)
+        result.ci95 = bootstrap_ci(a, b, n_resamples=n_resamples, seed=seed, confidence=confidence)
+        result.p_t = paired_t_test(a, b)
+    else:
+        p_perm, exact = effects.sign_flip_test(d, codes, n_resamples=n_resamples, seed=seed + 1)
+        result.ci95 = boot["ci95"]
+        result.p_t = effects.clustered_t_test(d, codes)
+        result.n_clusters = int(codes.max()) + 1
     result.p_perm = p_perm
     result.perm_exact = exact
     better = d if result.higher_is_better else -d
@@ -287,10 +314,13 @@ def compare_runs(
     n_resamples: int = 10_000,
     confidence: float = 0.95,
     names: tuple[str, str] = ("A", "B"),
+    clusters: Mapping[str, Any] | None = None,
+    cluster_by: str | None = None,
 ) -> Comparison:
     """Paired comparison of run B against run A, Holm-corrected across the compared metrics.
 
-    ``metrics`` defaults to the metrics that occur in both runs, in run A's order.
+    ``metrics`` defaults to the metrics that occur in both runs, in run A's order. ``clusters`` maps every
+    query id to its cluster (named ``cluster_by``).
     """
     if n_resamples < 1:
         raise ValueError("n_resamples must be >= 1")
@@ -307,6 +337,7 @@ def compare_runs(
             seed=_seed_for(seed, metric),
             n_resamples=n_resamples,
             confidence=confidence,
+            clusters=clusters,
         )
         for metric in names_list
     ]
@@ -320,6 +351,13 @@ def compare_runs(
         seed=seed,
         n_resamples=n_resamples,
         confidence=confidence,
+        cluster_by=cluster_by if clusters is not None else None,
+        method=(
+            f"clusters of {cluster_by or 'the given field'} resampled; signs flipped per cluster; "
+            "cluster-robust t"
+            if clusters is not None
+            else "paired over queries"
+        ),
         metrics=rows,
     )
 
@@ -336,6 +374,8 @@ def compare_many(
     metrics: Iterable[str] | None = None,
     seed: int = 42,
     n_resamples: int = 10_000,
+    clusters: Mapping[str, Any] | None = None,
+    cluster_by: str | None = None,
 ) -> list[Comparison]:
     """Each run against the baseline (default: the first run), as `ragmeter runs compare A B C` shows."""
     if not runs:
@@ -352,20 +392,17 @@ def compare_many(
             seed=seed,
             n_resamples=n_resamples,
             names=(base, name),
+            clusters=clusters,
+            cluster_by=cluster_by,
         )
         for name, values in runs.items()
         if name != base
     ]
 
 
-def compare_results(
-    runs: Sequence[EvalRunResult],
-    *,
-    metrics: Iterable[str] | None = None,
-    seed: int = 42,
-    n_resamples: int = 10_000,
-) -> list[Comparison]:
-    """`ragmeter runs compare A B [C ...]`: each run against the first, from EvalRunResult objects.
+def compare_results(runs: Sequence[EvalRunResult], **options: Any) -> list[Comparison]:
+    """`ragmeter runs compare A B [C ...]`: each run against the first, from EvalRunResult objects, with
+    `compare_many`'s options (metrics, seed, n_resamples, clusters, cluster_by).
 
     Runs are labelled by name, else run id, else position (made unique).
     """
@@ -373,9 +410,5 @@ def compare_results(
     for i, run in enumerate(runs):
         label = run.name or run.run_id or f"run{i + 1}"
         labels.append(label if label not in labels else f"{label} ({i + 1})")
-    return compare_many(
-        {label: per_query_values(run) for label, run in zip(labels, runs, strict=True)},
-        metrics=metrics,
-        seed=seed,
-        n_resamples=n_resamples,
-    )
+    values = {label: per_query_values(run) for label, run in zip(labels, runs, strict=True)}
+    return compare_many(values, **options)

@@ -38,13 +38,15 @@ async def arescore(
     dataset: EvalDataset | None = None,
 ) -> EvalRunResult:
     """Recompute `metrics` (default: every non-LLM metric of the run, plus the judges when `judge` or
-    `llm` is given) on stored run `run_id`; returns the updated run."""
+    `llm` is given or a judge value was made by another prompt than today's) on stored run `run_id`;
+    returns the updated run."""
     from ragmeter.llm.meter import MeteredLLM
 
     run = store.get_run(run_id)
     record = _record(run)
     data = _dataset(run, store, dataset)
     wants_judge = judge is not None or llm is not None or _names_judge(metrics)
+    wants_judge = wants_judge or (not metrics and bool(stale_judges(run)))
     plan = plan_metrics(
         metrics or record.metrics,
         record.cutoffs,
@@ -89,6 +91,16 @@ def _dataset(run: EvalRunResult, store: Store, dataset: EvalDataset | None) -> E
             source="--dataset",
         )
     return data
+
+
+def stale_judges(run: EvalRunResult) -> list[str]:
+    """Judge metrics of the run with a value made by another prompt than today's (or by an unknown one):
+    a plain `rescore RUN` judges them again, so that the run compares with runs made today."""
+    from ragmeter.judges import prompt_versions
+
+    today = prompt_versions()
+    found = {n for q in run.per_query for n, m in q.metrics.items() if n in today and m.version != today[n]}
+    return sorted(found)
 
 
 def _names_judge(metrics: Sequence[str] | None) -> bool:

@@ -69,7 +69,13 @@ async def judge_scores(
             query_id=query.query_id,
         )
     except Exception as exc:  # a judge failure is a null metric, never a failed query
-        return {n: MetricResult(name=n, value=None, error=error_text("judge", exc)) for n in names}
+        from ragmeter.judges import prompt_versions
+
+        versions = prompt_versions([n for n in names if n in prompt_versions()])
+        return {
+            n: MetricResult(name=n, value=None, error=error_text("judge", exc), version=versions.get(n))
+            for n in names
+        }
 
 
 def custom_scores(

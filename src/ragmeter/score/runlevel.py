@@ -75,15 +75,24 @@ def retrieval_scores(
     if "ndcg@10" in wanted and "judged@10" not in wanted:
         wanted.append("judged@10")  # shown beside nDCG@10 by the report and `runs show` when below 0.9
     evaluation = evaluate(Qrels.from_dict(qrels), Run.from_dict(run), wanted, relevance_level=relevance_level)
+    versions = {name: _version(name) for name in wanted}
     for r in ok:
         for name, value in (evaluation.per_query.get(r.query_id) or {}).items():
-            out.add(r.query_id, MetricResult(name=name, value=float(value)))
+            out.add(r.query_id, MetricResult(name=name, value=float(value), version=versions.get(name)))
     if out.n_without_relevant:
         out.notes.append(
             f"{out.n_without_relevant} queries have no relevant document: left out of the retrieval averages "
             "(a query the system answered with nothing scores 0)"
         )
     return out
+
+
+def _version(name: str) -> str | None:
+    """The registry's version of a metric: stored with each value so that runs compare only like values."""
+    from ragmeter import metrics
+
+    spec = metrics.lookup(name)
+    return spec.version if spec is not None else None
 
 
 def semantic_scores(
@@ -131,6 +140,7 @@ def total_scores(
                 name=TOTAL_SCORE,
                 value=None if total is None else float(total),
                 error=None if total is not None else (grade.error or "no retrieval grade"),
+                version=grade.version,  # made from the grade: its prompt decides it
             ),
         )
     out.grades = summarize_retrieval_grades([grades[r.query_id] for r in graded])
