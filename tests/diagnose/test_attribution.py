@@ -99,3 +99,26 @@ def test_refusals_are_one_line_exit_2_and_store_nothing(ragmeter_cli, tmp_path: 
         assert len(out.strip().splitlines()) == 1, out
         with open_store(db) as store:
             assert [r.run_id for r in store.list_runs()] == [run.run_id]
+
+
+async def test_api_refuses_runs_without_labels_or_answers(tmp_path: Path) -> None:
+    from ragmeter.diagnose.attribution import adiagnose
+    from ragmeter.errors import InputError
+    from ragmeter.store import open_store
+
+    db = f"sqlite:///{tmp_path / 'n.db'}"
+    unlabelled = dataset()
+    for q in unlabelled.queries:
+        q.relevant_doc_ids = []
+    config = EvalConfig(
+        dataset="classes", retrieval_top_k=[3], metrics=["token_f1"], extra={"semantic": False}
+    )
+    run = await arun_evaluation(unlabelled, ContextAnswerer(), config, store=db, progress=False)
+    no_gen = config.model_copy(update={"evaluate_generation": False})
+    silent = await arun_evaluation(dataset(), ContextAnswerer(), no_gen, store=db, progress=False)
+    with open_store(db) as store:
+        with pytest.raises(InputError, match="no relevance labels"):
+            await adiagnose(run.run_id or "", store=store, system=ContextAnswerer(), dataset=unlabelled)
+        with pytest.raises(InputError, match="no answers"):
+            await adiagnose(silent.run_id or "", store=store, system=ContextAnswerer(), dataset=dataset())
+        assert len(store.list_runs()) == 2  # nothing stored by the refusals
