@@ -59,7 +59,9 @@ PEERS: dict[str, set[str]] = {
     "ragmeter.run": {"ragmeter.distributed"},  # the loop picks the executor named in the record
     "ragmeter.systems": {"ragmeter.datasets", "ragmeter.semantic", "ragmeter.ir", "ragmeter.store"},
     "ragmeter.datasets": {"ragmeter.store"},  # ingesting a corpus writes it to the store
-    "ragmeter.metrics": {"ragmeter.ir"},  # the registry knows the IR engine's measures
+    # the registry knows the IR engine's measures, and a judge metric's version is its prompt's (the prompt
+    # texts alone: a module, not the judges package, and a leaf itself, see ONLY)
+    "ragmeter.metrics": {"ragmeter.ir", "ragmeter.judges.prompts"},
     "ragmeter.judges": {"ragmeter.metrics"},
     "ragmeter.text": {"ragmeter.metrics"},
     "ragmeter.semantic": {"ragmeter.metrics"},
@@ -69,6 +71,7 @@ PEERS: dict[str, set[str]] = {
 ONLY: dict[str, set[str]] = {
     "ragmeter.ir": {"ragmeter.errors", "ragmeter.safety"},
     "ragmeter.yamlfile": {"ragmeter.errors", "ragmeter.safety"},
+    "ragmeter.judges.prompts": set(),
     "ragmeter._lazy": set(),
     "ragmeter._version": set(),
     "ragmeter.errors": set(),
@@ -162,7 +165,8 @@ def violation(importer: str, imported: str) -> str | None:
         return f"{src_group} may import only {sorted(limit) or 'nothing of ours'}"
     if dst_layer > src_layer:
         return None
-    if dst_layer == src_layer and dst_group in PEERS.get(src_group, set()):
+    peers = PEERS.get(src_group, set())
+    if dst_layer == src_layer and (dst_group in peers or imported in peers):
         return None
     if dst_layer < src_layer:
         return f"{dst_group} is a higher layer than {src_group}"
@@ -207,6 +211,9 @@ def test_imports_run_one_way() -> None:
         ("ragmeter.score.finish", "ragmeter.run.rescore", False),
         ("ragmeter.judges.core", "ragmeter.store", False),
         ("ragmeter.records", "ragmeter.systems.external", False),
+        ("ragmeter.metrics.builtin", "ragmeter.judges.prompts", True),
+        ("ragmeter.metrics.builtin", "ragmeter.judges.answer", False),
+        ("ragmeter.judges.prompts", "ragmeter.models", False),
     ],
 )
 def test_the_rule_itself(importer: str, imported: str, allowed: bool) -> None:

@@ -217,3 +217,39 @@ Reply with JSON only:
 {{"citations": [{{"id": "C1", "reasoning": "<short>", "supported": true}}], "uncited_claims": ["U1"]}}""",
     max_tokens=1200,
 )
+
+# RAGChecker's claim prompts (ragmeter.judges.ragchecker): extract the claims of a text, then check them.
+RC_CHECK = Prompt(
+    "rc_check",
+    1,
+    "You check claims against a reference text. You reply in JSON.",
+    """Reference:
+{reference}
+
+Claims:
+{claims}
+
+For each claim, in order, say whether the reference entails it:
+Entailment = the reference states it or directly implies it
+Contradiction = the reference says something different
+Neutral = the reference does not say
+Reply with JSON only: {{"verdicts": ["Entailment|Neutral|Contradiction", ...]}} with exactly {n} verdicts.""",
+    max_tokens=400,
+)
+
+RC_EXTRACT = Prompt(
+    "rc_extract",
+    1,
+    "You split texts into factual claims. You reply in JSON.",
+    """Question: {question}
+
+Text:
+{text}
+
+Split the text into short, self-contained factual claims: each one sentence that can be checked on its own
+(replace pronouns by what they refer to). Leave out opinions and filler; a text with no factual content has
+no claims.
+Reply with JSON only: {{"claims": ["<claim>", ...]}}""",
+    max_tokens=600,
+    follow_up=RC_CHECK,
+)

@@ -21,47 +21,12 @@ from ragmeter.judges.claims import RC_METRICS, ClaimChecks
 from ragmeter.judges.core import Reply, ask, usage_details
 from ragmeter.judges.judge import Judge, JudgeInput, Need
 from ragmeter.judges.parsing import ParseFailure, parse_model
-from ragmeter.judges.prompts import Prompt
+from ragmeter.judges.prompts import RC_CHECK, RC_EXTRACT, Prompt
 from ragmeter.judges.scales import Scale
 from ragmeter.llm.base import LLMClient
 from ragmeter.models import MetricResult
 
 MAX_CLAIMS = 20
-
-RC_CHECK = Prompt(
-    "rc_check",
-    1,
-    "You check claims against a reference text. You reply in JSON.",
-    """Reference:
-{reference}
-
-Claims:
-{claims}
-
-For each claim, in order, say whether the reference entails it:
-Entailment = the reference states it or directly implies it
-Contradiction = the reference says something different
-Neutral = the reference does not say
-Reply with JSON only: {{"verdicts": ["Entailment|Neutral|Contradiction", ...]}} with exactly {n} verdicts.""",
-    max_tokens=400,
-)
-
-RC_EXTRACT = Prompt(
-    "rc_extract",
-    1,
-    "You split texts into factual claims. You reply in JSON.",
-    """Question: {question}
-
-Text:
-{text}
-
-Split the text into short, self-contained factual claims: each one sentence that can be checked on its own
-(replace pronouns by what they refer to). Leave out opinions and filler; a text with no factual content has
-no claims.
-Reply with JSON only: {{"claims": ["<claim>", ...]}}""",
-    max_tokens=600,
-    follow_up=RC_CHECK,
-)
 
 RC_SCALE = Scale("claim proportion", 0.0, 1.0, key="verdicts", detail="proportion", asked=False)
 Verdict = Literal["Entailment", "Neutral", "Contradiction"]

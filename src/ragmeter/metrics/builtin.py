@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import ragmeter.judges.prompts as prompts
 from ragmeter.metrics.registry import _add, declare, lookup_template, specs
 
 UNIT = (0.0, 1.0)
@@ -236,6 +237,11 @@ def _semantic() -> None:
     )
 
 
+def _prompt_version(name: str) -> str:
+    prompt: prompts.Prompt = getattr(prompts, name.upper())
+    return prompt.version
+
+
 def _judges() -> None:
     zero_one = {
         "factuality": "supported claims / claims, per-claim verdicts against the contexts",
@@ -246,8 +252,10 @@ def _judges() -> None:
         "completeness": "how much of the question is answered (0-10 reply / 10)",
         "citation_accuracy": "share of citations that support their sentence",
     }
+    # A judge metric's version is its prompt's (name/vN+digest of the text): the version its values carry.
     for name, what in zero_one.items():
-        declare(name, "judge", "query", ("question", "answer", "contexts", "judge"), UNIT, description=what)
+        needs = ("question", "answer", "contexts", "judge")
+        declare(name, "judge", "query", needs, UNIT, version=_prompt_version(name), description=what)
     declare(
         "retrieval_grade",
         "judge",
@@ -255,6 +263,7 @@ def _judges() -> None:
         ("question", "contexts", "judge"),
         (1.0, 10.0),
         scale="1-10",
+        version=_prompt_version("retrieval_grade"),
         description="LLM grade 1-10 of how well the retrieved chunks answer the question",
     )
     declare(

@@ -6,6 +6,7 @@ Failure classes are assigned by ragmeter.score.classes; the rc_* values by ragme
 
 from __future__ import annotations
 
+from ragmeter.judges.prompts import RC_EXTRACT
 from ragmeter.metrics.registry import declare
 
 # In the order they are assigned (the first that holds); exactly one is 1 for each scored query.
@@ -64,5 +65,6 @@ def load() -> None:
             (0.0, 1.0),
             higher_is_better=higher,
             default=False,
+            version=RC_EXTRACT.version,  # every rc_* judge asks RC_EXTRACT (and its follow-up RC_CHECK)
             description=f"RAGChecker: {what}",
         )
