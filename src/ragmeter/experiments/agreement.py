@@ -10,7 +10,7 @@ An undefined statistic (one rater constant, fewer than two items) is None, never
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence, Sized
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 import numpy as np
@@ -256,28 +256,20 @@ class Agreement:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "n": self.n,
+        # the statistics as they are (n, labels, each value and its interval), then the grouped parts
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _GROUPED}
+        out["confusion"] = {
+            "rows": "human",
+            "columns": "judge",
             "labels": self.labels,
-            "accuracy": self.accuracy,
-            "accuracy_ci": self.accuracy_ci,
-            "kappa": self.kappa,
-            "kappa_ci": self.kappa_ci,
-            "weighted_kappa": self.weighted_kappa,
-            "weighted_kappa_ci": self.weighted_kappa_ci,
-            "spearman": self.spearman,
-            "spearman_ci": self.spearman_ci,
-            "kendall": self.kendall,
-            "kendall_ci": self.kendall_ci,
-            "confusion": {
-                "rows": "human",
-                "columns": "judge",
-                "labels": self.labels,
-                "matrix": self.confusion,
-            },
-            "bootstrap": {"n_boot": self.n_boot, "seed": self.seed, "level": 0.95, "method": "percentile"},
-            "notes": self.notes,
+            "matrix": self.confusion,
         }
+        out["bootstrap"] = {"n_boot": self.n_boot, "seed": self.seed, "level": 0.95, "method": "percentile"}
+        out["notes"] = self.notes
+        return out
+
+
+_GROUPED = ("confusion", "n_boot", "seed", "notes")
 
 
 def agreement(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from ragmeter.experiments.qrels_meta import DEFAULT_LLM_RELEVANT_GRADE as DEFAULT_LLM_RELEVANT_GRADE
@@ -143,19 +143,19 @@ class JudgingReport:
     provenance: Provenance | None = None  # which written pairs are human, which LLM (the sidecar)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "n_pooled": self.n_pooled,
-            "n_human_judged": self.n_human_judged,
-            "n_sent_to_judge": self.n_sent,
-            "n_labelled": self.n_labelled,
-            "n_failed": self.n_failed,
-            "grades": {str(k): v for k, v in sorted(self.grades.items())},
-            "failures": self.failures,
-            "usage": self.usage,
-            "seconds": round(self.seconds, 3),
-            "n_written_human": len(self.provenance.human) if self.provenance else 0,
-            "n_written_llm": len(self.provenance.llm) if self.provenance else 0,
+        out = {
+            _RENAMED.get(f.name, f.name): getattr(self, f.name)
+            for f in fields(self)
+            if f.name != "provenance"
         }
+        out["grades"] = {str(k): v for k, v in sorted(self.grades.items())}
+        out["seconds"] = round(self.seconds, 3)
+        out["n_written_human"] = len(self.provenance.human) if self.provenance else 0
+        out["n_written_llm"] = len(self.provenance.llm) if self.provenance else 0
+        return out
+
+
+_RENAMED = {"n_sent": "n_sent_to_judge"}
 
 
 async def judge_pool(
