@@ -29,3 +29,16 @@ class MissingExtraError(RagmeterError, ImportError):
             + (" (install torch==2.13.0 first)" if extra == "semantic" else "")
         )
         self.extra = extra
+
+
+def decode_utf8(data: bytes, *, source: str, shift: int = 0) -> str:
+    """`data` decoded as UTF-8, or an InputError naming the first bad byte, its line and byte offset (`shift`:
+    bytes already dropped before `data`, such as a BOM). One wording for every text file we read."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at byte offset {exc.start + shift})",
+            source=source,
+            line=data.count(b"\n", 0, exc.start) + 1,
+        ) from None

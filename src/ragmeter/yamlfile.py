@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ragmeter.errors import InputError, MissingExtraError
+from ragmeter.errors import InputError, MissingExtraError, decode_utf8
 
 _BOM = "\ufeff"
 
@@ -22,14 +22,7 @@ def decode_text(data: bytes, *, source: str) -> str:
     """Decode a UTF-8 text file's bytes (a BOM is dropped); anything else is an InputError with its line."""
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
         raise InputError("UTF-16 text: save the file as UTF-8", source=source, line=1)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at byte offset {exc.start})",
-            source=source,
-            line=data.count(b"\n", 0, exc.start) + 1,
-        ) from None
+    text = decode_utf8(data, source=source)
     return text[1:] if text.startswith(_BOM) else text
 
 

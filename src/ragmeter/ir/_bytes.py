@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, decode_utf8
 from ragmeter.ir import _native
 from ragmeter.safety import read_bytes as read_bytes  # one reader for every input file (yamlfile too)
 
@@ -50,14 +50,7 @@ def text_bytes(data: bytes, *, source: str) -> bytes:
             line=data.count(b"\n", 0, nul) + 1,
         )
     if not data.isascii():
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(
-                f"not UTF-8 text (byte 0x{data[exc.start]:02x} at byte offset {exc.start + shift})",
-                source=source,
-                line=data.count(b"\n", 0, exc.start) + 1,
-            ) from None
+        decode_utf8(data, source=source, shift=shift)
     return data
 
 
