@@ -10,14 +10,16 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
 from ragmeter.errors import InputError
 from ragmeter.models import Document, EvalDataset, EvalQuery
+
+T = TypeVar("T")
 
 # Keys accepted for a document's id, besides the native `doc_id` (BEIR uses `_id`).
 _DOC_ID_KEYS = ("doc_id", "_id", "id")
@@ -147,6 +149,16 @@ def read_corpus(path: Path, problems: Problems | None = None) -> list[Document]:
     return docs
 
 
+def _check_id(field: str, key: str, loc: str, seen: dict[str, str], problems: Problems) -> None:
+    """A record's id is not empty and not seen before (a repeat names where it was first)."""
+    if key in seen:
+        problems.add(loc, f"duplicate {field} {key!r} (first at {seen[key]})")
+    else:
+        seen[key] = loc
+    if not key.strip():
+        problems.add(loc, f"empty {field}")
+
+
 def check_dataset(
     dataset: EvalDataset,
     problems: Problems,
@@ -158,12 +170,7 @@ def check_dataset(
     seen_q: dict[str, str] = {}
     label_kinds: dict[str, tuple[str, str]] = {}
     for query, loc in zip(dataset.queries, query_locations, strict=True):
-        if query.query_id in seen_q:
-            problems.add(loc, f"duplicate query_id {query.query_id!r} (first at {seen_q[query.query_id]})")
-        else:
-            seen_q[query.query_id] = loc
-        if not query.query_id.strip():
-            problems.add(loc, "empty query_id")
+        _check_id("query_id", query.query_id, loc, seen_q, problems)
         if not query.question.strip():
             problems.add(loc, f"query {query.query_id!r}: empty question")
         if len(set(query.relevant_doc_ids)) != len(query.relevant_doc_ids):
@@ -174,12 +181,7 @@ def check_dataset(
         return
     seen_d: dict[str, str] = {}
     for doc, loc in zip(corpus, doc_locations, strict=True):
-        if doc.doc_id in seen_d:
-            problems.add(loc, f"duplicate doc_id {doc.doc_id!r} (first at {seen_d[doc.doc_id]})")
-        else:
-            seen_d[doc.doc_id] = loc
-        if not doc.doc_id.strip():
-            problems.add(loc, "empty doc_id")
+        _check_id("doc_id", doc.doc_id, loc, seen_d, problems)
         if not doc.text.strip() and not doc.title.strip():
             problems.add(loc, f"document {doc.doc_id!r}: empty text")
     for query, loc in zip(dataset.queries, query_locations, strict=True):
@@ -245,29 +247,16 @@ def _parse_json_dataset(path: Path, problems: Problems) -> tuple[EvalDataset | N
     if not isinstance(raw.get("queries"), list):
         problems.add(f"{path}: field 'queries'", "missing or not a list")
         return None, [], []
-    queries: list[EvalQuery] = []
-    q_locs: list[str] = []
-    for i, record in enumerate(raw["queries"]):
-        loc = f"{path}: queries[{i}]"
-        try:
-            queries.append(query_from_record(record))
-            q_locs.append(loc)
-        except ValueError as exc:
-            problems.add(loc, str(exc))
+    located = ((f"{path}: queries[{i}]", r) for i, r in enumerate(raw["queries"]))
+    queries, q_locs = _make_each(located, query_from_record, problems)
     corpus: list[Document] | None = None
     d_locs: list[str] = []
     if raw.get("corpus") is not None:
         if not isinstance(raw["corpus"], list):
             problems.add(f"{path}: field 'corpus'", "not a list")
         else:
-            corpus = []
-            for i, record in enumerate(raw["corpus"]):
-                loc = f"{path}: corpus[{i}]"
-                try:
-                    corpus.append(document_from_record(record))
-                    d_locs.append(loc)
-                except ValueError as exc:
-                    problems.add(loc, str(exc))
+            located = ((f"{path}: corpus[{i}]", r) for i, r in enumerate(raw["corpus"]))
+            corpus, d_locs = _make_each(located, document_from_record, problems)
     elif raw.get("corpus_path"):
         corpus_file = (path.parent / str(raw["corpus_path"])).resolve()
         if not corpus_file.is_file():
@@ -293,18 +282,48 @@ def _parse_json_dataset(path: Path, problems: Problems) -> tuple[EvalDataset | N
 
 
 def _read_corpus_with_locations(path: Path, problems: Problems) -> tuple[list[Document], list[str]]:
-    docs: list[Document] = []
+    docs, locs, _ = _read_records(path, problems, document_from_record)
+    return docs, locs
+
+
+def _read_records(
+    path: Path, problems: Problems, make: Callable[[Any], T]
+) -> tuple[list[T], list[str], bool]:
+    """Each JSONL line made into a record by `make`, with its location; a bad line is a problem and is
+    skipped. False when the file itself could not be read to the end (also a problem)."""
+    items: list[T] = []
     locs: list[str] = []
     try:
-        for lineno, record in iter_jsonl(path):
-            try:
-                docs.append(document_from_record(record))
-                locs.append(f"{path}:{lineno}")
-            except ValueError as exc:
-                problems.add(f"{path}:{lineno}", str(exc))
+        located = ((f"{path}:{lineno}", record) for lineno, record in iter_jsonl(path))
+        items, locs = _make_each(located, make, problems, items, locs)
     except InputError as exc:
         problems.add(f"{exc.source}:{exc.line}", exc.reason)
-    return docs, locs
+        return items, locs, False
+    except UnicodeDecodeError:
+        problems.add(str(path), "not UTF-8 text")
+        return items, locs, False
+    return items, locs, True
+
+
+def _make_each(
+    located: Iterable[tuple[str, Any]],
+    make: Callable[[Any], T],
+    problems: Problems,
+    items: list[T] | None = None,
+    locs: list[str] | None = None,
+) -> tuple[list[T], list[str]]:
+    """(location, raw record) pairs made into records by `make`, each kept with its location; a record
+    `make` refuses is a problem at its location. Appends to `items`/`locs` when given, so that what was
+    made before a read error stays."""
+    items = [] if items is None else items
+    locs = [] if locs is None else locs
+    for loc, record in located:
+        try:
+            items.append(make(record))
+            locs.append(loc)
+        except ValueError as exc:
+            problems.add(loc, str(exc))
+    return items, locs
 
 
 def sibling_corpus(path: Path) -> Path | None:
@@ -316,20 +335,8 @@ def sibling_corpus(path: Path) -> Path | None:
 
 
 def _parse_jsonl_dataset(path: Path, problems: Problems) -> tuple[EvalDataset | None, list[str], list[str]]:
-    queries: list[EvalQuery] = []
-    q_locs: list[str] = []
-    try:
-        for lineno, record in iter_jsonl(path):
-            try:
-                queries.append(query_from_record(record))
-                q_locs.append(f"{path}:{lineno}")
-            except ValueError as exc:
-                problems.add(f"{path}:{lineno}", str(exc))
-    except InputError as exc:
-        problems.add(f"{exc.source}:{exc.line}", exc.reason)
-        return None, q_locs, []
-    except UnicodeDecodeError:
-        problems.add(str(path), "not UTF-8 text")
+    queries, q_locs, complete = _read_records(path, problems, query_from_record)
+    if not complete:
         return None, q_locs, []
     corpus: list[Document] | None = None
     d_locs: list[str] = []
