@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import ragmeter.judges.prompts as prompts
 from ragmeter.metrics.registry import _add, declare, lookup_template, specs
@@ -12,209 +13,67 @@ RUN_INPUTS = ("retrieved", "qrels")
 RETRIEVAL_VERSION = "trec_eval-9.0.7"  # the rules these equal (ir_crosscheck/semantics_notes.md)
 
 
+def _measure(name: str, description: str, *aliases: str, **extra: Any) -> None:
+    """An IR measure: run level, computed from the ranking and the qrels by the engine's (trec_eval's) rules;
+    a name ending in @k takes a cut-off."""
+    declare(
+        name,
+        "retrieval",
+        "run",
+        RUN_INPUTS,
+        extra.pop("range", UNIT),
+        parameters=("k",) if name.endswith("@k") else (),
+        version=RETRIEVAL_VERSION,
+        aliases=aliases,
+        description=description,
+        **extra,
+    )
+
+
 def _retrieval() -> None:
-    k = ("k",)
-    declare(
-        "recall@k",
-        "retrieval",
-        "run",
-        RUN_INPUTS,
-        UNIT,
-        parameters=k,
-        version=RETRIEVAL_VERSION,
-        aliases=("r@k",),
-        description="relevant docs in the top k / relevant docs in the qrels",
-    )
-    declare(
-        "precision@k",
-        "retrieval",
-        "run",
-        RUN_INPUTS,
-        UNIT,
-        parameters=k,
-        version=RETRIEVAL_VERSION,
-        aliases=("p@k", "P_k"),
-        description="relevant docs in the top k / k (k even if fewer retrieved)",
-    )
-    declare(
-        "ndcg@k",
-        "retrieval",
-        "run",
-        RUN_INPUTS,
-        UNIT,
-        parameters=k,
-        version=RETRIEVAL_VERSION,
-        aliases=("ndcg_cut_k",),
-        description="nDCG at k, linear gain (trec_eval)",
-    )
-    declare(
-        "ndcg",
-        "retrieval",
-        "run",
-        RUN_INPUTS,
-        UNIT,
-        version=RETRIEVAL_VERSION,
-        description="nDCG over the whole ranking, linear gain",
-    )
-    declare(
-        "ndcg_exp@k",
-        "retrieval",
-        "run",
-        RUN_INPUTS,
-        UNIT,
-        parameters=k,
-        version=RETRIEVAL_VERSION,
-        description="nDCG at k with exponential gain 2^grade - 1",
-    )
-    declare(
-        "ndcg_exp",
-        "retrieval",
-        "run",
-        RUN_INPUTS,
-        UNIT,
-        version=RETRIEVAL_VERSION,
-        description="nDCG with exponential gain over the whole ranking",
-    )
-    declare(
-        "hit@k",
-        "retrieval",
-        "run",
-        RUN_INPUTS,
-        UNIT,
-        parameters=k,
-        version=RETRIEVAL_VERSION,
-        interval="wilson",
-        aliases=("success@k",),
-        description="1 if a relevant doc is in the top k",
-    )
-    declare(
-        "mrr",
-        "retrieval",
-        "run",
-        RUN_INPUTS,
-        UNIT,
-        version=RETRIEVAL_VERSION,
-        aliases=("recip_rank",),
-        description="reciprocal rank of the first relevant doc, any rank",
-    )
-    declare(
-        "mrr@k",
-        "retrieval",
-        "run",
-        RUN_INPUTS,
-        UNIT,
-        parameters=k,
-        version=RETRIEVAL_VERSION,
-        description="reciprocal rank of the first relevant doc within the top k",
-    )
-    declare(
-        "map",
-        "retrieval",
-        "run",
-        RUN_INPUTS,
-        UNIT,
-        version=RETRIEVAL_VERSION,
-        description="average precision / relevant docs in the qrels",
-    )
-    declare(
-        "map@k",
-        "retrieval",
-        "run",
-        RUN_INPUTS,
-        UNIT,
-        parameters=k,
-        version=RETRIEVAL_VERSION,
-        aliases=("map_cut_k",),
-        description="average precision over the top k",
-    )
-    declare(
-        "rprec",
-        "retrieval",
-        "run",
-        RUN_INPUTS,
-        UNIT,
-        version=RETRIEVAL_VERSION,
-        aliases=("Rprec",),
-        description="precision at R, R = relevant docs in the qrels",
-    )
-    declare(
+    _measure("recall@k", "relevant docs in the top k / relevant docs in the qrels", "r@k")
+    _measure("precision@k", "relevant docs in the top k / k (k even if fewer retrieved)", "p@k", "P_k")
+    _measure("ndcg@k", "nDCG at k, linear gain (trec_eval)", "ndcg_cut_k")
+    _measure("ndcg", "nDCG over the whole ranking, linear gain")
+    _measure("ndcg_exp@k", "nDCG at k with exponential gain 2^grade - 1")
+    _measure("ndcg_exp", "nDCG with exponential gain over the whole ranking")
+    _measure("hit@k", "1 if a relevant doc is in the top k", "success@k", interval="wilson")
+    _measure("mrr", "reciprocal rank of the first relevant doc, any rank", "recip_rank")
+    _measure("mrr@k", "reciprocal rank of the first relevant doc within the top k")
+    _measure("map", "average precision / relevant docs in the qrels")
+    _measure("map@k", "average precision over the top k", "map_cut_k")
+    _measure("rprec", "precision at R, R = relevant docs in the qrels", "Rprec")
+    _measure(
         "aqwv@k",
-        "retrieval",
-        "run",
-        RUN_INPUTS,
-        (None, 1.0),
-        parameters=k,
-        version=RETRIEVAL_VERSION,
+        "1 - P_miss - beta * P_FA at k (beta 40; no detection threshold)",
+        range=(None, 1.0),
         scale="<=1",
-        description="1 - P_miss - beta * P_FA at k (beta 40; no detection threshold)",
     )
 
 
 def _lexical() -> None:
-    ans = ("answer", "gold_answers")
-    ver = "squad-v1.1"
-    declare(
-        "exact_match",
-        "lexical",
-        "query",
-        ans,
-        UNIT,
-        version=ver,
-        interval="wilson",
-        aliases=("em",),
-        description="normalised answer equals a gold answer (SQuAD rules)",
-    )
-    declare(
-        "token_f1",
-        "lexical",
-        "query",
-        ans,
-        UNIT,
-        version=ver,
-        aliases=("f1",),
-        description="token F1 against the best gold answer (SQuAD rules)",
-    )
-    declare(
-        "rouge_l", "lexical", "query", ans, UNIT, version=ver, description="ROUGE-L F against the best gold"
-    )
-    declare(
-        "answer_relevance",
-        "lexical",
-        "query",
-        ("answer", "question"),
-        UNIT,
-        version=ver,
-        description="token F1 of the answer against the question",
-    )
-    ctx = ("answer", "contexts")
-    declare(
-        "support_coverage",
-        "lexical",
-        "query",
-        ctx,
-        UNIT,
-        version=ver,
-        description="share of answer tokens found in the retrieved contexts",
-    )
-    declare(
-        "support_density",
-        "lexical",
-        "query",
-        ctx,
-        UNIT,
-        version=ver,
-        description="share of the answer covered by spans copied from the contexts",
-    )
-    declare(
-        "hallucination_rate",
-        "lexical",
-        "query",
-        ctx,
-        UNIT,
-        higher_is_better=False,
-        version=ver,
-        description="share of answer tokens found in no retrieved context",
-    )
+    ans, ctx, ver = ("answer", "gold_answers"), ("answer", "contexts"), "squad-v1.1"
+    rows: list[tuple[str, tuple[str, ...], str, dict[str, Any]]] = [
+        (
+            "exact_match",
+            ans,
+            "normalised answer equals a gold answer (SQuAD rules)",
+            {"interval": "wilson", "aliases": ("em",)},
+        ),
+        ("token_f1", ans, "token F1 against the best gold answer (SQuAD rules)", {"aliases": ("f1",)}),
+        ("rouge_l", ans, "ROUGE-L F against the best gold", {}),
+        ("answer_relevance", ("answer", "question"), "token F1 of the answer against the question", {}),
+        ("support_coverage", ctx, "share of answer tokens found in the retrieved contexts", {}),
+        ("support_density", ctx, "share of the answer covered by spans copied from the contexts", {}),
+        (
+            "hallucination_rate",
+            ctx,
+            "share of answer tokens found in no retrieved context",
+            {"higher_is_better": False},
+        ),
+    ]
+    for name, needs, what, extra in rows:
+        declare(name, "lexical", "query", needs, UNIT, version=ver, description=what, **extra)
 
 
 def _semantic() -> None:
@@ -277,40 +136,19 @@ def _judges() -> None:
     )
 
 
+def _summary(name: str, of: str, range: tuple[float, float], scale: str, what: str, **extra: Any) -> None:
+    declare(name, "judge", "summary", (of,), range, scale=scale, interval="none", description=what, **extra)
+
+
 def _grade_summary() -> None:
     """The retrieval-grade summary (DESIGN.md 3): one value per run, no per-query value."""
     for name, threshold in (("pass_rate_8", "8.0"), ("pass_rate_7", "7.0"), ("pass_rate_6_5", "6.5")):
-        declare(
-            name,
-            "judge",
-            "summary",
-            ("total_score",),
-            (0.0, 100.0),
-            scale="%",
-            unit="%",
-            interval="none",
-            description=f"share of ALL queries with total_score >= {threshold} (a null grade does not pass)",
-        )
-    declare(
-        "avg_llm_grade",
-        "judge",
-        "summary",
-        ("retrieval_grade",),
-        (1.0, 10.0),
-        scale="1-10",
-        interval="none",
-        description="mean retrieval grade over the valid grades",
+        what = f"share of ALL queries with total_score >= {threshold} (a null grade does not pass)"
+        _summary(name, "total_score", (0.0, 100.0), "%", what, unit="%")
+    _summary(
+        "avg_llm_grade", "retrieval_grade", (1.0, 10.0), "1-10", "mean retrieval grade over the valid grades"
     )
-    declare(
-        "avg_total_score",
-        "judge",
-        "summary",
-        ("total_score",),
-        (0.0, 10.0),
-        scale="0-10",
-        interval="none",
-        description="mean total score over the valid grades",
-    )
+    _summary("avg_total_score", "total_score", (0.0, 10.0), "0-10", "mean total score over the valid grades")
 
 
 # Headline metrics, best first (runs list, the demo's summary, the report's first rows): name -> (rank, k).
@@ -355,42 +193,14 @@ def _other() -> None:
         interval="none",
         description="prediction-powered estimate of a judge metric's mean, corrected by human labels",
     )
-    declare(
-        "kappa",
-        "agreement",
-        "summary",
-        ("judge", "human_labels"),
-        (-1.0, 1.0),
-        scale="-1-1",
-        description="Cohen's kappa of judge vs human labels (unweighted)",
-    )
-    declare(
-        "weighted_kappa",
-        "agreement",
-        "summary",
-        ("judge", "human_labels"),
-        (-1.0, 1.0),
-        scale="-1-1",
-        description="Cohen's kappa, quadratic weights (ordinal labels)",
-    )
-    declare(
-        "kendall_tau",
-        "agreement",
-        "summary",
-        ("runs", "qrels"),
-        (-1.0, 1.0),
-        scale="-1-1",
-        description="Kendall's tau between system rankings under two qrels",
-    )
-    declare(
-        "tau_ap",
-        "agreement",
-        "summary",
-        ("runs", "qrels"),
-        (-1.0, 1.0),
-        scale="-1-1",
-        description="tau_AP (Yilmaz et al. 2008): rank correlation weighted to the top",
-    )
+    people, rankings = ("judge", "human_labels"), ("runs", "qrels")
+    for name, needs, what in (
+        ("kappa", people, "Cohen's kappa of judge vs human labels (unweighted)"),
+        ("weighted_kappa", people, "Cohen's kappa, quadratic weights (ordinal labels)"),
+        ("kendall_tau", rankings, "Kendall's tau between system rankings under two qrels"),
+        ("tau_ap", rankings, "tau_AP (Yilmaz et al. 2008): rank correlation weighted to the top"),
+    ):
+        declare(name, "agreement", "summary", needs, (-1.0, 1.0), scale="-1-1", description=what)
 
 
 # What computes each built-in metric (MetricSpec.computed_by): by family, else by name.
