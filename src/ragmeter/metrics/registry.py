@@ -57,21 +57,20 @@ def register(
     lo, hi = range
     if lo is not None and hi is not None and lo >= hi:
         raise InputError(f"metric {name!r}: range {range} is empty", source="metrics")
-    return _add(
-        MetricSpec(
-            name=name,
-            family="custom",
-            stage="query",
-            inputs=tuple(inputs),
-            range=(lo, hi),
-            higher_is_better=higher_is_better,
-            scale=scale or (f"{lo:g}-{hi:g}" if lo is not None and hi is not None else "unbounded"),
-            interval=interval,
-            version=version,
-            description=description,
-            aliases=tuple(aliases),
-            compute=compute,
-        ),
+    scale = scale or (f"{lo:g}-{hi:g}" if lo is not None and hi is not None else "unbounded")
+    return declare(
+        name,
+        "custom",
+        "query",
+        inputs,
+        (lo, hi),
+        higher_is_better=higher_is_better,
+        scale=scale,
+        interval=interval,
+        version=version,
+        description=description,
+        aliases=tuple(aliases),
+        compute=compute,
         replace=replace,
     )
 
@@ -94,20 +93,20 @@ def declare(
     range: tuple[float | None, float | None],
     *,
     higher_is_better: bool = True,
+    replace: bool = False,
     **kw: Any,
 ) -> MetricSpec:
-    """Register a built-in metric (ragmeter.metrics.builtin)."""
-    return _add(
-        MetricSpec(
-            name=name,
-            family=family,
-            stage=stage,
-            inputs=tuple(inputs),
-            range=range,
-            higher_is_better=higher_is_better,
-            **kw,
-        )
+    """Register a metric record (the built-ins in ragmeter.metrics.builtin; `register` for user metrics)."""
+    spec = MetricSpec(
+        name=name,
+        family=family,
+        stage=stage,
+        inputs=tuple(inputs),
+        range=range,
+        higher_is_better=higher_is_better,
+        **kw,
     )
+    return _add(spec, replace=replace)
 
 
 def lookup_template(name: str) -> MetricSpec:
