@@ -84,11 +84,8 @@ def _fetch(url: str, out: IO[bytes], *, timeout: float, progress: bool, label: s
 
 
 def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def _verify(tmp: Path, *, url: str, sha256: str, size: int | None) -> None:

@@ -14,7 +14,7 @@ Conventions where the official script is silent or degenerate (see docs/generati
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ragmeter.models import MetricResult
 from ragmeter.text.normalize import STOP_WORDS, context_vocabulary, tokenize
@@ -202,35 +202,38 @@ def _support_results(pred: list[str], contexts: Sequence[str]) -> dict[str, Metr
 # --- public, one metric at a time ---------------------------------------------------------------------
 
 
-def exact_match(prediction: str | None, golds: Golds) -> MetricResult:
-    """1.0 when the normalised prediction equals a normalised gold answer, else 0.0 (SQuAD EM)."""
+def _against_golds(
+    name: str,
+    prediction: str | None,
+    golds: Golds,
+    score: Callable[[list[str], list[list[str]]], MetricResult],
+) -> MetricResult:
+    """`score` of the normalised prediction against the normalised golds; undefined without either."""
     gl = _gold_list(golds)
     if prediction is None:
-        return _undefined("exact_match", _NO_ANSWER)
+        return _undefined(name, _NO_ANSWER)
     if not gl:
-        return _undefined("exact_match", _NO_GOLD)
-    return _em_result(tokenize(prediction), [tokenize(g) for g in gl])
+        return _undefined(name, _NO_GOLD)
+    return score(tokenize(prediction), [tokenize(g) for g in gl])
+
+
+def _f1_of(pred: list[str], golds: list[list[str]]) -> MetricResult:
+    return _f1_result(pred, Counter(pred), golds)
+
+
+def exact_match(prediction: str | None, golds: Golds) -> MetricResult:
+    """1.0 when the normalised prediction equals a normalised gold answer, else 0.0 (SQuAD EM)."""
+    return _against_golds("exact_match", prediction, golds, _em_result)
 
 
 def token_f1(prediction: str | None, golds: Golds) -> MetricResult:
     """Token-bag F1 between the normalised prediction and the best gold answer (SQuAD F1)."""
-    gl = _gold_list(golds)
-    if prediction is None:
-        return _undefined("token_f1", _NO_ANSWER)
-    if not gl:
-        return _undefined("token_f1", _NO_GOLD)
-    pred = tokenize(prediction)
-    return _f1_result(pred, Counter(pred), [tokenize(g) for g in gl])
+    return _against_golds("token_f1", prediction, golds, _f1_of)
 
 
 def rouge_l(prediction: str | None, golds: Golds) -> MetricResult:
     """LCS-based F1, 2 * LCS / (len(prediction) + len(gold)) over normalised tokens; max over golds."""
-    gl = _gold_list(golds)
-    if prediction is None:
-        return _undefined("rouge_l", _NO_ANSWER)
-    if not gl:
-        return _undefined("rouge_l", _NO_GOLD)
-    return _rouge_result(tokenize(prediction), [tokenize(g) for g in gl])
+    return _against_golds("rouge_l", prediction, golds, _rouge_result)
 
 
 def answer_relevance(answer: str | None, question: str) -> MetricResult:
