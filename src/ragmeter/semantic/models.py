@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
@@ -109,18 +109,12 @@ def load_embedder(model: str | Path | None = None, *, device: str = "cpu") -> An
     else:  # before importing torch: a model that is not here fails in a second
         name, local_only = locate_model(model, what="embedding model")
     st = _sentence_transformers(what)
-    key = (name, device)
-    with _lock:
-        cached = _embedders.get(key)
-        if cached is not None:
-            return cached
-        try:
-            with _quiet_loading():
-                embedder = st.SentenceTransformer(name, device=device, local_files_only=local_only)
-        except Exception as exc:
-            raise RagmeterError(f"could not load embedding model {name!r}: {_one_line(exc)}") from exc
-        _embedders[key] = embedder
-        return embedder
+    return _load_once(
+        _embedders,
+        (name, device),
+        "embedding model",
+        lambda: st.SentenceTransformer(name, device=device, local_files_only=local_only),
+    )
 
 
 def load_cross_encoder(model: str | Path, *, device: str = "cpu", max_length: int | None = None) -> Any:
@@ -132,25 +126,46 @@ def load_cross_encoder(model: str | Path, *, device: str = "cpu", max_length: in
         raise MissingExtraError("semantic", what)
     name, local_only = locate_model(model, what="cross-encoder")  # before importing torch
     st = _sentence_transformers(what)
-    key = (name, device)
-    with _lock:
-        cached = _cross_encoders.get(key)
-        if cached is not None:
-            return cached
-        try:
-            with _quiet_loading():
-                encoder = st.CrossEncoder(
-                    name, device=device, max_length=max_length, local_files_only=local_only
-                )
-        except Exception as exc:
-            raise RagmeterError(f"could not load cross-encoder {name!r}: {_one_line(exc)}") from exc
+
+    def single_output(encoder: Any) -> None:
         if encoder.num_labels != 1:
             raise RagmeterError(
                 f"cross-encoder {name!r} has {encoder.num_labels} output labels; a similarity score needs a "
                 "single-output model (e.g. cross-encoder/ms-marco-MiniLM-L-6-v2 or cross-encoder/stsb-roberta-base)"
             )
-        _cross_encoders[key] = encoder
-        return encoder
+
+    return _load_once(
+        _cross_encoders,
+        (name, device),
+        "cross-encoder",
+        lambda: st.CrossEncoder(name, device=device, max_length=max_length, local_files_only=local_only),
+        check=single_output,
+    )
+
+
+def _load_once(
+    cache: dict[tuple[str, str], Any],
+    key: tuple[str, str],
+    kind: str,
+    make: Callable[[], Any],
+    *,
+    check: Callable[[Any], None] | None = None,
+) -> Any:
+    """One instance per (model, device) per process, made under the lock; a failure to load is one line,
+    and a model `check` refuses is not kept."""
+    with _lock:
+        cached = cache.get(key)
+        if cached is not None:
+            return cached
+        try:
+            with _quiet_loading():
+                model = make()
+        except Exception as exc:
+            raise RagmeterError(f"could not load {kind} {key[0]!r}: {_one_line(exc)}") from exc
+        if check is not None:
+            check(model)
+        cache[key] = model
+        return model
 
 
 def clear_cache() -> None:
