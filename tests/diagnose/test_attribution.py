@@ -3,12 +3,15 @@ The system answers RIGHT when a relevant passage is among its contexts, except o
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
 from diagnose_fakes import CONTEXT_K, ScriptedSystem, dataset, judge_responder
 
+from ragmeter.diagnose.attribution import adiagnose
+from ragmeter.errors import InputError
 from ragmeter.models import EvalConfig
 from ragmeter.runner import arun_evaluation
 
@@ -122,3 +125,32 @@ async def test_api_refuses_runs_without_labels_or_answers(tmp_path: Path) -> Non
         with pytest.raises(InputError, match="no answers"):
             await adiagnose(silent.run_id or "", store=store, system=ContextAnswerer(), dataset=dataset())
         assert len(store.list_runs()) == 2  # nothing stored by the refusals
+
+
+class RetrieveOnly:
+    """A system with `retrieve` and no `answer`."""
+
+    name = "retrieve-only"
+
+    def retrieve(self, question: str, k: int) -> list[tuple[str, float, str]]:
+        return ScriptedSystem().retrieve(question, k)
+
+
+def test_a_system_without_answer_is_refused_in_one_line_and_nothing_is_stored(
+    ragmeter_cli, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    from ragmeter.runner import run_evaluation
+    from ragmeter.store import open_store
+
+    db = f"sqlite:///{tmp_path / 'a.db'}"
+    config = EvalConfig(
+        dataset="classes", retrieval_top_k=[3], metrics=["token_f1"], extra={"semantic": False}
+    )
+    # the run has answers (recorded from a rebuildable class), the system given to diagnose has no answer()
+    run = run_evaluation(dataset(), "diagnose_fakes:ScriptedSystem", config, store=db, progress=False)
+    assert any(r.answer for r in run.per_query)
+    with open_store(db) as store:
+        with pytest.raises(InputError, match=r"has no answer\(\)") as exc:
+            asyncio.run(adiagnose(run.run_id or "", store=store, system=RetrieveOnly(), dataset=dataset()))
+        assert "\n" not in str(exc.value)
+        assert [r.run_id for r in store.list_runs()] == [run.run_id]
