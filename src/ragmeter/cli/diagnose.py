@@ -19,7 +19,10 @@ from ragmeter.cli.options import console, db_option, echo_json, format_option, o
     "--also",
     multiple=True,
     metavar="INTERVENTION",
-    help="An extra replay beside the chain: context-k=N (the top N stored contexts).",
+    help=(
+        "An extra replay beside the chain: context-k=N (the top N stored contexts), or no-rerank (the "
+        "built-in pipeline with its reranker switched off: it re-runs retrieval, and says how often)."
+    ),
 )
 @click.option("--seed", type=int, default=42, show_default=True, help="Seed of the bootstrap.")
 @click.option("--resamples", type=int, default=2000, show_default=True, help="Bootstrap samples.")

@@ -14,7 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter.diagnose.replay import CHAIN, ReplaySystem, check_intervention, corpus_texts, replay_contexts
+from ragmeter.diagnose.replay import (
+    CHAIN,
+    NO_RERANK,
+    CountedRetrieval,
+    ReplaySystem,
+    check_intervention,
+    corpus_texts,
+    replay_contexts,
+)
 from ragmeter.errors import InputError
 from ragmeter.models import EvalRunResult
 
@@ -138,9 +146,19 @@ async def adiagnose(
         parent = SystemAdapter(system) if system is not None else build_system(record.system, dataset, gen)
         if not callable(getattr(parent.system, "answer", None)):
             raise InputError(f"the system of run {run_id} has no answer(): nothing to replay", source=run_id)
+        rerun = _without_rerank(parent.system, run_id) if NO_RERANK in extras else None
         corpus = corpus_texts(dataset)
         replays: dict[str, EvalRunResult] = {"run": run}
         for intervention in (*CHAIN, *extras):
+            extra = {**run.config.extra, "replay": {"parent": run_id, "intervention": intervention}}
+            config = run.config.model_copy(update={"extra": extra, "output": None})
+            name = f"{intervention} of {run_id}"
+            if intervention == NO_RERANK:
+                assert rerun is not None
+                replays[intervention] = await arun_evaluation(
+                    dataset, rerun, config, store=store, llm=judge, name=name, progress=False
+                )
+                continue
             contexts = {
                 r.question: replay_contexts(
                     intervention,
@@ -153,15 +171,13 @@ async def adiagnose(
                 for r in run.per_query
                 if r.status == "ok" and r.query_id in by_id
             }
-            extra = {**run.config.extra, "replay": {"parent": run_id, "intervention": intervention}}
-            config = run.config.model_copy(update={"extra": extra, "output": None})
             replays[intervention] = await arun_evaluation(
                 dataset,
                 ReplaySystem(parent, run, contexts),
                 config,
                 store=store,
                 llm=judge,
-                name=f"{intervention} of {run_id}",
+                name=name,
                 progress=False,
             )
     finally:
@@ -171,8 +187,34 @@ async def adiagnose(
         "run": run_id,
         "replays": {k: r.run_id for k, r in replays.items() if k != "run"},
         "calls": "replays call the system's answer() and the judges only; retrieve() is never called",
+        "retrieve_calls": {k: 0 for k in replays if k != "run"},
         "metrics": [attribute(n, replays, seed=seed, n_resamples=n_resamples) for n in names],
     }
+    if rerun is not None:
+        out["retrieve_calls"][NO_RERANK] = rerun.retrieve_calls
+        out["calls"] = (
+            "replays call the system's answer() and the judges only; retrieve() is never called, except by "
+            f"no-rerank, which re-ran retrieval with the reranker switched off ({rerun.retrieve_calls} "
+            "retrieve calls)"
+        )
     if extras:
         out["also"] = {e: [extra_delta(n, run, replays[e]) for n in names] for e in extras}
     return out
+
+
+def _without_rerank(system: Any, run_id: str) -> CountedRetrieval:
+    """The run's built-in pipeline with its reranker switched off, its retrieve calls counted; refused for
+    any other system."""
+    from ragmeter.systems.pipeline import Pipeline
+
+    if not isinstance(system, Pipeline) or not system.reranks:
+        what = (
+            "a built-in pipeline without a reranker"
+            if isinstance(system, Pipeline)
+            else "not the built-in pipeline"
+        )
+        raise InputError(
+            f"no-rerank needs the built-in pipeline with a reranker; the system of run {run_id} is {what}",
+            source="--also",
+        )
+    return CountedRetrieval(system.without_rerank())

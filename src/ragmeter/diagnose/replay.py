@@ -2,21 +2,25 @@
 is never called), the generator is given other contexts, and only `answer` and the judges are called.
 
 Interventions: `oracle-rank` (the stored retrieved list with its relevant documents moved first, cut to
-context_k), `oracle-context` (the labelled relevant passages), `context-k=N` (the top N stored). Each replay
-is stored as a run whose config names its parent and intervention (config.extra["replay"]).
+context_k), `oracle-context` (the labelled relevant passages), `context-k=N` (the top N stored), and
+`no-rerank`: the one intervention that re-runs retrieval (the built-in pipeline with its reranker switched
+off; `CountedRetrieval` counts those calls). Each replay is stored as a run whose config names its parent
+and intervention (config.extra["replay"]).
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragmeter.errors import InputError
 from ragmeter.models import EvalDataset, EvalQuery, EvalRunResult, QueryEvalResult
-from ragmeter.systems import Retrieved
+from ragmeter.systems import Retrieved, aanswer
 
 CHAIN = ("oracle-rank", "oracle-context")
+NO_RERANK = "no-rerank"
 _CONTEXT_K = re.compile(r"^context-k=(\d+)$")
 
 
@@ -30,12 +34,11 @@ def check_intervention(name: str, *, depth: int) -> str:
         if not 1 <= n <= depth:
             raise InputError(f"context-k=N needs 1 <= N <= the stored depth {depth}, got {n}", source=name)
         return name
-    if name == "no-rerank":
-        raise InputError(
-            "no-rerank is not supported yet (it would re-run retrieval without the reranker)", source=name
-        )
+    if name == NO_RERANK:
+        return name
     raise InputError(
-        f"unknown intervention {name!r}; known: oracle-rank, oracle-context, context-k=N", source="--also"
+        f"unknown intervention {name!r}; known: oracle-rank, oracle-context, context-k=N, no-rerank",
+        source="--also",
     )
 
 
@@ -93,3 +96,25 @@ class ReplaySystem:
 
 def corpus_texts(dataset: EvalDataset) -> dict[str, str]:
     return {d.doc_id: d.text for d in dataset.corpus or []}
+
+
+class CountedRetrieval:
+    """A system whose `retrieve` calls are counted (`no-rerank` re-runs retrieval: the count is reported)."""
+
+    def __init__(self, system: Any) -> None:
+        self.system = system
+        self.name = system.name
+        self.retrieve_calls = 0
+        self._lock = threading.Lock()
+
+    def retrieve(self, question: str, k: int) -> list[Retrieved]:
+        with self._lock:
+            self.retrieve_calls += 1
+        hits: list[Retrieved] = self.system.retrieve(question, k)
+        return hits
+
+    async def answer(self, question: str, contexts: list[Retrieved]) -> str | None:
+        return await aanswer(self.system, question, contexts)
+
+    def warm_up(self) -> None:
+        self.system.warm_up()

@@ -3,6 +3,7 @@ each a named component that can be switched off for ablations (`disable={"dense"
 
 from __future__ import annotations
 
+import copy
 import re
 import threading
 from collections.abc import Mapping, Sequence
@@ -212,6 +213,22 @@ class Pipeline:
         timed queries do not carry the loading."""
         self.build()
         self.retrieve_batch(["warm up"], 1)
+
+    @property
+    def reranks(self) -> bool:
+        """Whether retrieval ends with a reranker."""
+        return self._reranker_spec is not None
+
+    def without_rerank(self) -> Pipeline:
+        """This pipeline with its reranker switched off (the `rerank` ablation), sharing its built indexes,
+        its generator and its name with ` -rerank` added."""
+        self.build()
+        off = copy.copy(self)
+        off.disabled = self.disabled | {"rerank"}
+        off._reranker_spec, off._reranker = None, None
+        off._build_lock = threading.Lock()
+        off.name = f"{self.name} -rerank"
+        return off
 
     # --- retrieval --------------------------------------------------------------------------------
     def _first_stage(self, queries: Sequence[str], depth: int) -> list[Hits]:
