@@ -55,7 +55,9 @@ def _ndcg(path: Path) -> float:
     data = json.loads(path.read_text())
     agg = data.get("aggregate") or data.get("metrics") or {}
     value = agg.get("ndcg@10")
-    return float(value["value"] if isinstance(value, dict) else value)
+    if isinstance(value, dict):  # the run JSON: {"mean": ..., "ci95": ..., ...}
+        value = value["mean"] if "mean" in value else value["value"]
+    return float(value)
 
 
 def cli_runs(modes: list[str], backend: str, data_dir: str) -> dict[str, Any]:
