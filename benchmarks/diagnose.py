@@ -214,17 +214,22 @@ async def attribution(args: argparse.Namespace) -> None:
 
 
 def show_answers(run: Any, replays: dict[str, Any]) -> None:
-    """Each question's answer_correctness and token_f1 in the run and each replay, with the run's answer."""
+    """Each question's failure class, its answer_correctness/token_f1 in the run and each replay (a null's
+    reason after it), and the run's answer."""
     by = {"run": run, **replays}
     for r in run.per_query:
-        cells = []
+        cls = r.metrics.get("class_correct")
+        cells, errors = [], set()
         for name, rr in by.items():
             q = next((x for x in rr.per_query if x.query_id == r.query_id), None)
             vals = [q.metrics.get(m) if q else None for m in ("answer_correctness", "token_f1")]
-            cells.append(
-                name + " " + "/".join("-" if v is None or v.value is None else f"{v.value:.2f}" for v in vals)
-            )
-        print(f"  {r.query_id}: {'; '.join(cells)}; run's answer: {str(r.answer)[:100]!r}")
+            errors |= {v.error for v in vals if v is not None and v.error}
+            shown = "/".join("-" if v is None or v.value is None else f"{v.value:.2f}" for v in vals)
+            cells.append(f"{name} {shown}")
+        print(
+            f"  {r.query_id} [{cls.details.get('class') if cls else '?'}]: {'; '.join(cells)}; "
+            f"run's answer: {str(r.answer)[:100]!r}" + (f"; nulls: {sorted(errors)}" if errors else "")
+        )
 
 
 if __name__ == "__main__":
