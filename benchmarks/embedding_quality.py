@@ -6,7 +6,7 @@ Encodes every chunk of the built-in pipeline's chunking (200 words, overlap 40) 
 with each backend once, saving the matrices under --cache (a second call reuses them), then prints the
 cosine between the two backends' vectors of each chunk (mean, 1st percentile, min), nDCG@10 of dense
 retrieval with each backend (documents ranked by their best chunk), the chunks per second measured while
-encoding and the load average. The bar (issue 28): mean >= 0.999, p1 >= 0.995, |delta nDCG@10| <= 0.005.
+encoding and the load average. The quality bar for int8: mean >= 0.999, p1 >= 0.995, |delta nDCG@10| <= 0.005.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ its own process and answers each after `--latency` seconds. ragmeter: `retrieval
 client of `from_spec` (prompt building, JSON parsing, usage and latency accounting, concurrency limit).
 Bare: the same messages with `AsyncOpenAI.chat.completions.create` behind `asyncio.Semaphore(concurrency)`
 and a `json.loads` of the reply. Start-up (imports, first connection) is excluded with one warm-up call
-each; the two alternate, `--repeats` runs each, and the ratio is of the medians. Target (issue 28): <= 1.05.
+each; the two alternate, `--repeats` runs each, and the ratio is of the medians. Target: <= 1.05.
 """
 
 from __future__ import annotations

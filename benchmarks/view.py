@@ -6,7 +6,7 @@ Both runs are written through the store API (`Store.add_query_result`, one trans
 run writes them) into one SQLite file. Each page is requested `--repeat` times in process through
 Starlette's test client (the ASGI app with its routing, SQL, templates, middleware; no sockets), and the
 p50 / p95 of the wall time per request is printed for both runs side by side with their ratio. Targets
-(issue 22): queries page p50 at most 2x the small run's and under 300 ms; one query page under 100 ms.
+(the viewer's): queries page p50 at most 2x the small run's and under 300 ms; one query page under 100 ms.
 """
 
 from __future__ import annotations

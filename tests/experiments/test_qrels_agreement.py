@@ -1,4 +1,4 @@
-"""Issue 18: `judges agreement` on merged qrels (provenance sidecar), one query set for both sides, tied
+"""`judges agreement` on merged qrels (provenance sidecar), one query set for both sides, tied
 system scores, and tau_AP,b checked against a test-only port of Urbano and Marrero's definition (pyircor's
 `tauap_b`: pyircor itself needs Python < 3.8 and cannot be installed here)."""
 

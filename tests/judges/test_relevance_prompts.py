@@ -1,4 +1,4 @@
-"""Issue 18, defect 5: `judge-qrels --prompt umbrela` sends UMBRELA's published prompt with its settings
+"""`judge-qrels --prompt umbrela` sends UMBRELA's published prompt with its settings
 (frequency penalty 0.5 through the client and its cache key, 100 tokens, no JSON mode, unusable replies scored
 0); our prompt no longer re-asks after a reply that ran to its token limit; `judges validate` accepts the
 relevance judge behind `judge-qrels`. All over real HTTP against the scripted server."""

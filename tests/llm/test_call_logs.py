@@ -1,4 +1,4 @@
-"""Issue 18, defect 6: logs that match the work. An LLM call's latency starts when it gets its slot (not
+"""Logs that match the work. An LLM call's latency starts when it gets its slot (not
 before the client's own queue); the relevance judge logs one DEBUG line per judgment like the other judges;
 an agreement note never contradicts the kappa it sits next to."""
 
