@@ -32,7 +32,7 @@ COMMANDS: dict[str, str] = {
     "experiment": "ragmeter.cli.experiment:experiment_command",
     "generate": "ragmeter.cli.generate:generate_command",
     "judges": "ragmeter.cli.judges:judges",
-    "judge-qrels": "ragmeter.cli.judges:judge_qrels_command",
+    "judge-qrels": "ragmeter.cli.judge_qrels:judge_qrels_command",
     "metrics": "ragmeter.cli.metrics:metrics",
     "view": "ragmeter.cli.view:view_command",
     "labels": "ragmeter.cli.labels:labels",

@@ -1,0 +1,69 @@
+"""What `ragmeter run --generate` does before its run: check the run's settings, then make test cases."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ragmeter.errors import InputError
+
+
+def _check_generated_run(config: Any, thresholds: dict[str, float], options: dict[str, Any]) -> None:
+    """What `run --generate` can check before its test cases exist: the system reference and options, the
+    metrics and every --fail-under metric (the plan at these cut-offs), the judge and generator specs."""
+    from ragmeter.experiments.ablation import planned_names
+    from ragmeter.run.rebuild import check_llm_spec
+    from ragmeter.score.plan import plan_metrics
+
+    if config.system != "builtin" and options:
+        raise InputError(
+            "sets an option of the built-in pipeline, but --system is not builtin", source="--set"
+        )
+    judged = bool(config.use_llm_judge and config.judge_model)
+    for field, flag in (("judge_model", "--judge"), ("generator_model", "--generator")):
+        if getattr(config, field):
+            check_llm_spec(getattr(config, field), source=flag)
+    plan = plan_metrics(
+        config.metrics, config.retrieval_top_k, evaluate_generation=config.evaluate_generation, judged=judged
+    )
+    planned = planned_names(plan, evaluate_generation=config.evaluate_generation)
+    from ragmeter import metrics as registry
+
+    for name in thresholds:
+        if name not in planned and registry.family_of(name) != "latency":
+            raise InputError(f"this run does not compute {name!r}", source="--fail-under")
+
+
+def _generate_if_empty(
+    store: Any,
+    collection: str | None,
+    dataset: str | None,
+    judge: str | None,
+    seed: int | None,
+    sample_size: int,
+) -> str:
+    """`run --collection C --generate`: make synthetic test cases when C has none; evaluate store:C."""
+    from ragmeter.datasets.generate import generate_test_cases
+
+    if not collection:
+        raise InputError(
+            "--generate needs --collection C (the stored collection to sample)", source="--generate"
+        )
+    if dataset and dataset != f"store:{collection}":
+        raise InputError("--generate evaluates store:COLLECTION; leave --dataset out", source="--generate")
+    if store.test_cases(collection):
+        click.echo(f"collection {collection!r} already has test cases: not generating", err=True)
+    else:
+        if not judge:
+            raise InputError(
+                "--generate needs --question-model MODEL, the LLM that writes the questions",
+                source="--generate",
+            )
+        report = generate_test_cases(store, collection, llm=judge, sample_size=sample_size, seed=seed or 42)
+        for chunk_id, reason in report.failed:
+            click.echo(f"LLM failure on chunk {chunk_id}: {reason}", err=True)
+        click.echo(report.summary(), err=True)
+        if not report.created:
+            raise InputError("no synthetic test case could be generated", source="--generate")
+    return f"store:{collection}"
