@@ -90,8 +90,8 @@ async def main() -> None:
     args = ap.parse_args()
 
     from ragmeter.distributed.cluster import ensure_ray
-    from ragmeter.distributed.executor import RayExecutor
     from ragmeter.llm.scripted import ScriptedServer, Step
+    from ragmeter.run.ray_executor import RayExecutor
 
     def responder(req: object) -> Step:
         grade = 9 if "France" in getattr(req, "user", "") else 5

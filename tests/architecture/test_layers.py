@@ -55,8 +55,7 @@ LAYERS: list[tuple[str, ...]] = [
 PEERS: dict[str, set[str]] = {
     # the viewer shows what the report renders; a report needs no viewer
     "ragmeter.view": {"ragmeter.report"},
-    "ragmeter.distributed": {"ragmeter.run"},  # the Ray executor drives the run loop's worker
-    "ragmeter.run": {"ragmeter.distributed"},  # the loop picks the executor named in the record
+    "ragmeter.run": {"ragmeter.distributed"},  # the Ray executor starts Ray through distributed.cluster
     "ragmeter.systems": {"ragmeter.datasets", "ragmeter.semantic", "ragmeter.ir", "ragmeter.store"},
     "ragmeter.datasets": {"ragmeter.store"},  # ingesting a corpus writes it to the store
     # the registry knows the IR engine's measures, and a judge metric's version is its prompt's (the prompt
@@ -80,8 +79,11 @@ ONLY: dict[str, set[str]] = {
 
 
 # Deprecated locations kept so that old imports still work: each warns and names its replacement, and defines
-# nothing of its own (checked below). Their one upward import is the forwarding itself.
-SHIMS: dict[str, str] = {"ragmeter.score.rescore": "ragmeter.run.rescore"}
+# nothing of its own (checked below). They look their new home up by name when an old name is used, so no package imports upward.
+SHIMS: dict[str, str] = {
+    "ragmeter.score.rescore": "ragmeter.run.rescore",
+    "ragmeter.distributed.executor": "ragmeter.run.ray_executor",
+}
 
 
 def module_name(path: Path) -> str:

@@ -26,7 +26,7 @@ def _means(result: EvalRunResult) -> dict[str, float | None]:
 
 
 async def test_retrieval_only_run_is_identical_on_ray(ray_local: Any, tmp_path: Path) -> None:
-    from ragmeter.distributed.executor import RayExecutor
+    from ragmeter.run.ray_executor import RayExecutor
 
     ds = make_dataset()
     config = EvalConfig(dataset="capitals", retrieval_top_k=[1, 3, 5], evaluate_generation=False)
@@ -46,8 +46,8 @@ async def test_retrieval_only_run_is_identical_on_ray(ray_local: Any, tmp_path: 
 
 
 async def test_judged_run_is_identical_on_ray(ray_local: Any, scripted: Any) -> None:
-    from ragmeter.distributed.executor import RayExecutor
     from ragmeter.llm.scripted import Step
+    from ragmeter.run.ray_executor import RayExecutor
 
     def responder(req: object) -> Step:
         user = getattr(req, "user", "")
@@ -82,7 +82,7 @@ async def test_judged_run_is_identical_on_ray(ray_local: Any, scripted: Any) -> 
 async def test_a_worker_killed_mid_task_is_retried_and_each_query_counted_once(
     ray_local: Any, tmp_path: Path
 ) -> None:
-    from ragmeter.distributed.executor import RayExecutor
+    from ragmeter.run.ray_executor import RayExecutor
     from ragmeter.store import open_store
 
     marker = Path(os.environ["RAGMETER_TEST_MARKERS"]) / "died-once"
@@ -124,8 +124,8 @@ async def test_ray_workers_judge_under_the_recorded_timeout_retries_and_budget(
 ) -> None:
     """A Ray worker gets only the record: the judge it rebuilds keeps the run's budget of 2 calls (one
     worker, so one client), its timeout and its retries; a default client would have graded all 12."""
-    from ragmeter.distributed.executor import RayExecutor
     from ragmeter.llm.scripted import Step
+    from ragmeter.run.ray_executor import RayExecutor
 
     calls: list[str] = []
 

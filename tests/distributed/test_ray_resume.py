@@ -25,7 +25,7 @@ CHILD = textwrap.dedent(
     """
     import sys
     from ray_systems import make_dataset
-    from ragmeter.distributed.executor import RayExecutor
+    from ragmeter.run.ray_executor import RayExecutor
     from ragmeter.models import EvalConfig
     from ragmeter.run.api import run_evaluation
     url, address = sys.argv[1], sys.argv[2]
@@ -48,7 +48,7 @@ def _values(result: Any) -> dict[str, dict[str, float | None]]:
 def test_driver_killed_mid_run_resumes_with_each_query_once(
     ray_local: Any, tmp_path: Path, resume_with: str
 ) -> None:
-    from ragmeter.distributed.executor import RayExecutor
+    from ragmeter.run.ray_executor import RayExecutor
     from ragmeter.store import open_store
 
     address = ray_local.get_runtime_context().gcs_address

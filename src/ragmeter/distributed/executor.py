@@ -1,178 +1,28 @@
-"""The Ray executor: the queries of a run evaluated by a pool of Ray actors.
-
-Each actor builds its own system and LLM clients FROM THE RUN RECORD (`QueryWorker.build`, as the local
-executor does), evaluates up to `concurrency` queries at once (an async actor), and returns plain JSON. The
-driver streams results back as they complete and hands each to `on_result`, which stores it once: scoring
-and the store stay on the driver. What is sent to workers: the run record (no secrets: credentials are
-removed from specs, API keys come from the workers' environment through `runtime_env`), the dataset once
-through the object store, and one query per call.
-
-Failures: an actor that dies is restarted by Ray and its in-flight calls are retried (`max_restarts`,
-`max_task_retries`); a query whose calls keep failing is recorded as a failed query with the reason; if
-every actor is gone, the run stops and is resumable.
-"""
+"""Deprecated location: the Ray executor is one of the run layer's executors (it drives the run loop's worker),
+so it moved to `ragmeter.run.ray_executor`. The old names still resolve here, with a DeprecationWarning naming
+the new place; the new module is looked up by name when an old name is used, so the distributed package (Ray
+helpers for IR evaluation and index building) imports nothing of the run layer."""
 
 from __future__ import annotations
 
-import asyncio
-import inspect
-from collections.abc import Sequence
+import importlib
+import warnings
 from typing import Any
 
-from ragmeter.distributed.cluster import ensure_ray
-from ragmeter.models import EvalDataset, EvalQuery, QueryEvalResult
-from ragmeter.records import RunRecord
-from ragmeter.run.executor import OnResult
-
-DEFAULT_CONCURRENCY_PER_WORKER = 8
-# A query whose actor died (after Ray's own restarts and retries) goes to another actor this many times in all.
-MAX_ACTOR_ATTEMPTS = 2
-
-
-class QueryActor:
-    """Runs inside a Ray worker process (wrapped by `ray.remote` in RayExecutor)."""
-
-    def __init__(self, record: dict[str, Any], dataset: EvalDataset) -> None:
-        self.record = RunRecord.model_validate(record)
-        self.dataset = dataset
-        self.worker: Any = None
-        self.lock = asyncio.Lock()
-
-    async def evaluate(self, query: dict[str, Any]) -> dict[str, Any]:
-        from ragmeter.run.loop import QueryWorker
-
-        async with self.lock:  # the first calls arrive together: build the system once per actor
-            if self.worker is None:
-                self.worker = QueryWorker.build(self.record, self.dataset)
-                await self.worker.warm_up()
-        result: QueryEvalResult = await self.worker.evaluate(EvalQuery.model_validate(query))
-        return result.model_dump(mode="json")
-
-    def pid(self) -> int:
-        import os
-
-        return os.getpid()
+_MOVED = (
+    "RayExecutor",
+    "QueryActor",
+    "executor_from_spec",
+    "DEFAULT_CONCURRENCY_PER_WORKER",
+    "MAX_ACTOR_ATTEMPTS",
+)
+_TARGET = "ragmeter.run.ray_executor"
 
 
-class RayExecutor:
-    """`--executor ray[:ADDRESS]`: `workers` actors x `concurrency` queries in flight each."""
-
-    name = "ray"
-
-    def __init__(
-        self,
-        dataset: EvalDataset,
-        *,
-        address: str | None = None,
-        workers: int | None = None,
-        concurrency: int | None = None,
-        max_restarts: int = 2,
-        max_task_retries: int = 2,
-        num_cpus_per_worker: float = 0.5,
-    ) -> None:
-        self.dataset = dataset
-        self.address = address
-        self.workers = workers
-        self.concurrency = concurrency
-        self.max_restarts = max_restarts
-        self.max_task_retries = max_task_retries
-        self.num_cpus = num_cpus_per_worker
-        self.actors: list[Any] = []
-
-    def _per_worker(self, record: RunRecord) -> int:
-        """Queries in flight per worker: as asked, else the run's concurrency up to the default."""
-        return self.concurrency or max(1, min(DEFAULT_CONCURRENCY_PER_WORKER, record.concurrency))
-
-    def _pool(self, ray: Any, record: RunRecord, n_pending: int) -> list[Any]:
-        cpus = int(ray.cluster_resources().get("CPU", 1))
-        n = max(1, min(self.workers or cpus, n_pending))
-        per = self._per_worker(record)
-        actor_cls = ray.remote(
-            num_cpus=self.num_cpus,
-            max_restarts=self.max_restarts,
-            max_task_retries=self.max_task_retries,
-        )(QueryActor)
-        dataset_ref = ray.put(self.dataset)
-        record_json = record.dump()
-        return [actor_cls.options(max_concurrency=per).remote(record_json, dataset_ref) for _ in range(n)]
-
-    async def execute(
-        self, record: RunRecord, pending: Sequence[tuple[int, EvalQuery]], on_result: OnResult
-    ) -> None:
-        if not pending:
-            return
-        ray = ensure_ray(self.address)
-        from ray.exceptions import RayActorError, RayError
-
-        self.actors = self._pool(ray, record, len(pending))
-        per = self._per_worker(record)
-        queue: asyncio.Queue[tuple[int, EvalQuery]] = asyncio.Queue()
-        for item in pending:
-            queue.put_nowait(item)
-        dead: set[int] = set()
-        attempts: dict[int, int] = {}
-        remaining = [len(pending)]  # queries not yet delivered (a requeued one is still remaining)
-
-        async def deliver(position: int, result: QueryEvalResult) -> None:
-            remaining[0] -= 1
-            done = on_result(position, result)
-            if inspect.isawaitable(done):
-                await done
-
-        async def drive(actor_index: int) -> None:
-            actor = self.actors[actor_index]
-            while actor_index not in dead:
-                try:
-                    position, query = queue.get_nowait()
-                except asyncio.QueueEmpty:
-                    if remaining[0] <= 0:
-                        return
-                    await asyncio.sleep(0.05)  # a query in flight elsewhere may come back (its actor died)
-                    continue
-                try:
-                    payload = await actor.evaluate.remote(query.model_dump(mode="json"))
-                    result = QueryEvalResult.model_validate(payload)
-                except RayActorError as exc:  # the actor is gone for good (its restarts are used up)
-                    dead.add(actor_index)
-                    if len(dead) == len(self.actors):
-                        raise RuntimeError(f"every Ray worker died; last: {_reason(exc)}") from None
-                    attempts[position] = attempts.get(position, 0) + 1
-                    if attempts[position] < MAX_ACTOR_ATTEMPTS:  # perhaps only in flight on a dying actor
-                        queue.put_nowait((position, query))
-                        return
-                    result = _failed(query, f"its worker died {attempts[position]} times: {_reason(exc)}")
-                except RayError as exc:  # the task raised inside the worker, after Ray's retries
-                    result = _failed(query, f"ray worker error: {_reason(exc)}")
-                await deliver(position, result)
-
-        try:
-            await asyncio.gather(*(drive(i) for i in range(len(self.actors)) for _ in range(per)))
-        finally:
-            for actor in self.actors:
-                ray.kill(actor, no_restart=True)
-            self.actors = []
-
-
-def _reason(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return (text[0] if text else type(exc).__name__)[:500]
-
-
-def _failed(query: EvalQuery, reason: str) -> QueryEvalResult:
-    return QueryEvalResult(
-        query_id=query.query_id,
-        question=query.question,
-        ground_truth_answer=query.ground_truth_answer,
-        status="failed",
-        error=reason,
+def __getattr__(name: str) -> Any:
+    if name not in _MOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        f"ragmeter.distributed.executor.{name} moved to {_TARGET}.{name}", DeprecationWarning, stacklevel=2
     )
-
-
-def executor_from_spec(spec: str | None, dataset: EvalDataset, **kwargs: Any) -> Any:
-    """'local' -> None (the caller's default LocalExecutor); 'ray[:ADDRESS]' -> a RayExecutor."""
-    from ragmeter.models import parse_executor
-
-    kind, address = parse_executor(spec)
-    if kind == "local":
-        return None
-    return RayExecutor(dataset, address=address, **kwargs)
+    return getattr(importlib.import_module(_TARGET), name)

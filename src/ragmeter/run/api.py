@@ -154,7 +154,7 @@ class _Run:
 
         executor = self.opts.executor
         if executor is None or isinstance(executor, str):  # a spec: this call's, else the run's own
-            from ragmeter.distributed.executor import executor_from_spec
+            from ragmeter.run.ray_executor import executor_from_spec
 
             spec = executor if isinstance(executor, str) else self.p.config.executor
             executor = executor_from_spec(spec, self.p.dataset) if self.p.system is None else None

