@@ -48,6 +48,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("ragmeter.llm",),
     ("ragmeter.models", "ragmeter.records", "ragmeter.yamlfile", "ragmeter._lazy", "ragmeter._version"),
     ("ragmeter.safety",),
+    ("ragmeter.safefiles",),  # safety.py re-exports its file helpers
     ("ragmeter.errors",),
 ]
 
@@ -74,7 +75,8 @@ ONLY: dict[str, set[str]] = {
     "ragmeter._lazy": set(),
     "ragmeter._version": set(),
     "ragmeter.errors": set(),
-    "ragmeter.safety": {"ragmeter.errors"},
+    "ragmeter.safety": {"ragmeter.errors", "ragmeter.safefiles"},
+    "ragmeter.safefiles": {"ragmeter.errors"},
 }
 
 

@@ -18,6 +18,7 @@ from ragmeter.store.engine import create_engine, public_url, resolve_url, upgrad
 from ragmeter.store.liveness import STALE_AFTER, owner_alive, utcnow
 from ragmeter.store.liveness import aware as _aware
 from ragmeter.store.liveness import owner as _owner
+from ragmeter.store.runrows import run_result
 from ragmeter.store.values import MetricValueStore, metric_rows, metric_values
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ class Store(CollectionStore, MetricValueStore):
         with self._session() as session, session.begin():
             session.add(row)
         self._last_beat[row.id] = now
-        return self._to_result(row, [])
+        return run_result(row, [])
 
     def claim_run(self, run_id: str) -> EvalRunResult:
         """Take over a run to resume it: refuses one that a live process still runs."""
@@ -285,7 +286,7 @@ class Store(CollectionStore, MetricValueStore):
             row = session.get(RunRow, run_id)
             assert row is not None
         per_query = self.query_results(run_id) if with_queries else []
-        return self._to_result(row, per_query)
+        return run_result(row, per_query)
 
     def list_runs(self, *, limit: int | None = None, status: str | None = None) -> list[EvalRunResult]:
         from sqlalchemy import select
@@ -300,7 +301,7 @@ class Store(CollectionStore, MetricValueStore):
         with self._session() as session:
             rows = list(session.scalars(stmt))
             counts = stored_counts(session, [r.id for r in rows if r.status != "completed"])
-        out = [self._to_result(r, []) for r in rows]
+        out = [run_result(r, []) for r in rows]
         for r in out:  # an unfinished run's row holds no count yet: its stored results do
             if r.run_id in counts:
                 r.n_queries, r.n_failed = counts[r.run_id]
@@ -354,29 +355,6 @@ class Store(CollectionStore, MetricValueStore):
                     row.error = f"interrupted: {why}; resume it with `ragmeter run --resume {row.id}`"
                     swept.append(row.id)
         return swept
-
-    def _to_result(self, row: Any, per_query: list[QueryEvalResult]) -> EvalRunResult:
-        summary = dict(row.summary or {})
-        return EvalRunResult(
-            run_id=row.id,
-            name=row.name,
-            status=row.status,
-            config=EvalConfig.model_validate(row.config),
-            dataset_hash=row.dataset_hash,
-            versions=dict(row.versions or {}),
-            started_at=_aware(row.started_at),
-            completed_at=_aware(row.completed_at),
-            aggregate={k: MetricSummary.model_validate(v) for k, v in (row.aggregate or {}).items()},
-            per_query=per_query,
-            n_queries=row.n_queries or len(per_query),
-            n_failed=row.n_failed,
-            n_queries_without_relevant=int(summary.get("n_queries_without_relevant", 0)),
-            error=row.error,
-            notes=list(summary.get("notes", [])),
-            usage=summary.get("usage"),
-            record=row.record,
-            ppi=summary.get("ppi") or {},
-        )
 
 
 def open_store(url: str | None = None, *, sweep: bool = True) -> Store:
