@@ -8,25 +8,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ragmeter._lazy import lazy_getattr
+from ragmeter._lazy import by_module, lazy_getattr
 from ragmeter._version import __version__
 
-_EXPORTS: dict[str, str] = {
-    "evaluate": "ragmeter.ir.evaluate",
-    "IREvaluation": "ragmeter.ir.evaluate",
-    "Qrels": "ragmeter.ir.data",
-    "Run": "ragmeter.ir.data",
-    "EvalQuery": "ragmeter.models",
-    "EvalDataset": "ragmeter.models",
-    "MetricResult": "ragmeter.models",
-    "QueryEvalResult": "ragmeter.models",
-    "EvalRunResult": "ragmeter.models",
-    "EvalConfig": "ragmeter.models",
-    "Document": "ragmeter.models",
-    "load_dataset": "ragmeter.datasets",
-    "run_evaluation": "ragmeter.run.api",
-    "arun_evaluation": "ragmeter.run.api",
-}
+_EXPORTS = by_module(
+    {
+        "ragmeter.ir.evaluate": ("evaluate", "IREvaluation"),
+        "ragmeter.ir.data": ("Qrels", "Run"),
+        "ragmeter.models": (
+            "EvalQuery",
+            "EvalDataset",
+            "MetricResult",
+            "QueryEvalResult",
+            "EvalRunResult",
+            "EvalConfig",
+            "Document",
+        ),
+        "ragmeter.datasets": ("load_dataset",),
+        "ragmeter.run.api": ("run_evaluation", "arun_evaluation"),
+    }
+)
 
 __all__ = [
     "Document",

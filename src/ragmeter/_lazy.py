@@ -4,8 +4,13 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+
+
+def by_module(groups: Mapping[str, Iterable[str]]) -> dict[str, str]:
+    """{name: module} from {module: its exported names}, the form a package lists its exports in."""
+    return {name: module for module, names in groups.items() for name in names}
 
 
 def lazy_getattr(package: str, exports: Mapping[str, str], namespace: dict[str, Any]) -> Callable[[str], Any]:

@@ -260,21 +260,9 @@ class EvalRun:
         """query id -> value of `metric` (None where it is null)."""
         return _mean_and_values(self.result, metric)[1]
 
-    def assert_metric(
-        self,
-        metric: str,
-        threshold: float | None = None,
-        *,
-        at_least: float | None = None,
-        at_most: float | None = None,
-        worst: int = WORST,
-    ) -> None:
-        __tracebackhide__ = True
-        assert_metric(self.result, metric, threshold, at_least=at_least, at_most=at_most, worst=worst)
-
-    def assert_metrics(self, thresholds: Mapping[str, float], *, worst: int = WORST) -> None:
-        __tracebackhide__ = True
-        assert_metrics(self.result, thresholds, worst=worst)
+    # The module's helpers, bound: `run.assert_metric(...)` is `assert_metric(run, ...)`.
+    assert_metric = assert_metric
+    assert_metrics = assert_metrics
 
 
 def _in_thread_if_loop_running(fn: Any, *args: Any, **kwargs: Any) -> Any:

@@ -9,26 +9,19 @@ Scoring of stored outputs lives in ragmeter.score.
 
 from __future__ import annotations
 
-from ragmeter._lazy import lazy_getattr
+from ragmeter._lazy import by_module, lazy_getattr
 
-_LAZY = {
-    "RunRecord": "ragmeter.run.record",
-    "SystemRef": "ragmeter.run.record",
-    "object_fingerprint": "ragmeter.run.record",
-    "validate": "ragmeter.run.prepare",
-    "Prepared": "ragmeter.run.prepare",
-    "dataset_hash": "ragmeter.run.prepare",
-    "sample_queries": "ragmeter.run.prepare",
-    "RunOptions": "ragmeter.run.api",
-    "run_evaluation": "ragmeter.run.api",
-    "arun_evaluation": "ragmeter.run.api",
-    "package_versions": "ragmeter.run.api",
-    "Executor": "ragmeter.run.executor",
-    "LocalExecutor": "ragmeter.run.executor",
-    "QueryWorker": "ragmeter.run.loop",
-    "load_config": "ragmeter.run.config",
-    "resolve_dataset": "ragmeter.run.rebuild",
-}
+_LAZY = by_module(
+    {
+        "ragmeter.run.record": ("RunRecord", "SystemRef", "object_fingerprint"),
+        "ragmeter.run.prepare": ("validate", "Prepared", "dataset_hash", "sample_queries"),
+        "ragmeter.run.api": ("RunOptions", "run_evaluation", "arun_evaluation", "package_versions"),
+        "ragmeter.run.executor": ("Executor", "LocalExecutor"),
+        "ragmeter.run.loop": ("QueryWorker",),
+        "ragmeter.run.config": ("load_config",),
+        "ragmeter.run.rebuild": ("resolve_dataset",),
+    }
+)
 
 __all__ = sorted(_LAZY)
 

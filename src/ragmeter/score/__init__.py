@@ -4,23 +4,19 @@ run is ragmeter.run.rescore.rescore (it rebuilds judges from the run record)."""
 
 from __future__ import annotations
 
-from ragmeter._lazy import lazy_getattr
+from ragmeter._lazy import by_module, lazy_getattr
 
-_LAZY = {
-    "MetricPlan": "ragmeter.score.plan",
-    "plan_metrics": "ragmeter.score.plan",
-    "score_query": "ragmeter.score.query",
-    "score_run": "ragmeter.score.finish",
-    "Scored": "ragmeter.score.finish",
-    "aggregate_metrics": "ragmeter.score.aggregate",
-    "ppi_for_run": "ragmeter.score.ppi",
-    "run_ppi": "ragmeter.score.ppi",
-    "run_usage": "ragmeter.score.usage",
-    "write_json": "ragmeter.score.writers",
-    "write_csv": "ragmeter.score.writers",
-    "read_run_json": "ragmeter.score.writers",
-    "csv_path_for": "ragmeter.score.writers",
-}
+_LAZY = by_module(
+    {
+        "ragmeter.score.plan": ("MetricPlan", "plan_metrics"),
+        "ragmeter.score.query": ("score_query",),
+        "ragmeter.score.finish": ("score_run", "Scored"),
+        "ragmeter.score.aggregate": ("aggregate_metrics",),
+        "ragmeter.score.ppi": ("ppi_for_run", "run_ppi"),
+        "ragmeter.score.usage": ("run_usage",),
+        "ragmeter.score.writers": ("write_json", "write_csv", "read_run_json", "csv_path_for"),
+    }
+)
 
 __all__ = sorted(_LAZY)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ragmeter._lazy import lazy_getattr
+from ragmeter._lazy import by_module, lazy_getattr
 from ragmeter.systems.base import Retrieved, System, aanswer, aretrieve, coerce_results, document_level
 
 __all__ = [
@@ -25,16 +25,14 @@ __all__ = [
     "from_llamaindex",
 ]
 
-_LAZY = {
-    "build_system": "ragmeter.systems.build",
-    "Pipeline": "ragmeter.systems.pipeline",
-    "CallableSystem": "ragmeter.systems.external",
-    "HttpSystem": "ragmeter.systems.external",
-    "RunFileSystem": "ragmeter.systems.external",
-    "from_langchain": "ragmeter.systems.adapters",
-    "from_llamaindex": "ragmeter.systems.adapters",
-    "from_haystack": "ragmeter.systems.adapters",
-}
+_LAZY = by_module(
+    {
+        "ragmeter.systems.build": ("build_system",),
+        "ragmeter.systems.pipeline": ("Pipeline",),
+        "ragmeter.systems.external": ("CallableSystem", "HttpSystem", "RunFileSystem"),
+        "ragmeter.systems.adapters": ("from_langchain", "from_llamaindex", "from_haystack"),
+    }
+)
 
 if TYPE_CHECKING:
     from ragmeter.systems.adapters import from_haystack, from_langchain, from_llamaindex
