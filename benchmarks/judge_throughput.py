@@ -4,10 +4,13 @@
 
 Both send `--calls` retrieval-grade requests to the same scripted OpenAI-compatible server, which runs in
 its own process and answers each after `--latency` seconds. ragmeter: `retrieval_grade` through the
-client of `from_spec` (prompt building, JSON parsing, usage and latency accounting, concurrency limit).
+client of `from_spec` (prompt building, JSON parsing, usage and latency accounting, concurrency limit),
+wrapped as the run loop wraps it (`MeteredLLM`, each judgment inside its own per-query `query_usage`).
 Bare: the same messages with `AsyncOpenAI.chat.completions.create` behind `asyncio.Semaphore(concurrency)`
 and a `json.loads` of the reply. Start-up (imports, first connection) is excluded with one warm-up call
 each; the two alternate, `--repeats` runs each, and the ratio is of the medians. Target: <= 1.05.
+Wall time on a shared machine is noisy, so the CPU seconds this (client) process spent in each run are
+printed too: that is the loop's own cost, which the server's process and other load do not inflate.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any
 
 from ragmeter.judges import retrieval_grade
 from ragmeter.llm import from_spec
+from ragmeter.llm.meter import MeteredLLM, query_usage
 
 REPLY = json.dumps({"reasoning": "Chunk 1 states the expected answer.", "grade": 9})
 
@@ -45,10 +49,17 @@ def _case(i: int) -> tuple[str, str, list[str]]:
 
 
 async def ours(llm: Any, calls: int) -> int:
-    results = await asyncio.gather(
-        *(retrieval_grade(q, a, c, llm=llm, relevant_rank=1) for q, a, c in map(_case, range(calls)))
-    )
-    return sum(r.value == 9.0 for r in results)
+    judge = MeteredLLM(llm, "judge")  # as the run loop holds it: usage counted per query
+
+    async def one(i: int) -> float | None:
+        q, a, c = _case(i)
+        with query_usage() as usage:
+            result = await retrieval_grade(q, a, c, llm=judge, relevant_rank=1, query_id=str(i))
+        assert usage["judge"]["retrieval_grade"]["calls"] == 1
+        return result.value
+
+    values = await asyncio.gather(*(one(i) for i in range(calls)))
+    return sum(v == 9.0 for v in values)
 
 
 async def bare(client: Any, messages: list[list[dict[str, str]]], concurrency: int) -> int:
@@ -93,11 +104,13 @@ async def main(calls: int, concurrency: int, latency: float, repeats: int) -> No
         messages = _messages(calls)
         assert await ours(llm, 1) == 1 and await bare(client, messages[:1], concurrency) == 1  # warm-up
         times: dict[str, list[float]] = {"ragmeter": [], "bare": []}
+        cpu: dict[str, list[float]] = {"ragmeter": [], "bare": []}
         for _ in range(repeats):
             for name in ("ragmeter", "bare"):
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.process_time()
                 ok = await (ours(llm, calls) if name == "ragmeter" else bare(client, messages, concurrency))
                 times[name].append(time.perf_counter() - t)
+                cpu[name].append(time.process_time() - c)
                 assert ok == calls, f"{name}: {ok}/{calls} graded"
         await llm.aclose()
         await client.close()
@@ -110,9 +123,15 @@ async def main(calls: int, concurrency: int, latency: float, repeats: int) -> No
         f"calls={calls} concurrency={concurrency} server latency={latency:g}s (own process); floor {floor:.2f} s"
     )
     for name, runs in times.items():
-        print(f"  {name:<9} median {med[name]:.3f} s  runs " + ", ".join(f"{r:.3f}" for r in runs))
+        print(
+            f"  {name:<9} median {med[name]:.3f} s  runs "
+            + ", ".join(f"{r:.3f}" for r in runs)
+            + f"  client CPU median {statistics.median(cpu[name]) * 1000 / calls:.2f} ms/call"
+        )
     ratio = med["ragmeter"] / med["bare"]
+    cpu_ratio = statistics.median(cpu["ragmeter"]) / statistics.median(cpu["bare"])
     print(f"ratio ragmeter / bare AsyncOpenAI (medians of {repeats} alternating runs): {ratio:.3f}")
+    print(f"client CPU ratio ragmeter / bare (medians): {cpu_ratio:.3f}")
     print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     print(f"target: ratio <= 1.05 -> {'PASS' if ratio <= 1.05 else 'FAIL'}")
 

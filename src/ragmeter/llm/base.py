@@ -253,11 +253,12 @@ class LLMClient:
                     started = time.perf_counter() if started is None else started
                     await self._before_call()
                     self._meter.api_requests += 1
-                    raw = await asyncio.wait_for(
-                        self._send(messages, json=json, max_tokens=limit, timeout=self.timeout, **sampling),
-                        # The SDK has its own timeout; this one catches anything that slips past it.
-                        timeout=self.timeout + 5.0,
-                    )
+                    # The SDK has its own timeout; this one catches anything that slips past it. A
+                    # timeout scope, unlike wait_for, wraps no extra task around each call.
+                    async with asyncio.timeout(self.timeout + 5.0):
+                        raw = await self._send(
+                            messages, json=json, max_tokens=limit, timeout=self.timeout, **sampling
+                        )
                 return raw, attempts, started
             except TransientError as exc:
                 reason, retry_after = exc.reason, exc.retry_after

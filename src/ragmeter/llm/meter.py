@@ -13,6 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ragmeter.llm.types import LLMError
+from ragmeter.llm.usage import UsageMeter
+
 _CURRENT: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
     "ragmeter_query_usage", default=None
 )
@@ -29,8 +32,6 @@ class MeteredLLM:
         return getattr(self._client, name)
 
     async def complete(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
-        from ragmeter.llm.types import LLMError
-
         label = kwargs.get("metric") or self._role
         try:
             resp = await self._client.complete(messages, *args, **kwargs)
@@ -49,8 +50,6 @@ class MeteredLLM:
         if meters is None:
             return None
         if self._role not in meters:
-            from ragmeter.llm.usage import UsageMeter
-
             meters[self._role] = (UsageMeter(), str(getattr(self._client, "backend", "")), self._model())
         return meters[self._role][0]
 
