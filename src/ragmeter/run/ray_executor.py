@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from ragmeter.distributed.cluster import ensure_ray
@@ -54,30 +55,21 @@ class QueryActor:
         return os.getpid()
 
 
+@dataclass(eq=False)
 class RayExecutor:
     """`--executor ray[:ADDRESS]`: `workers` actors x `concurrency` queries in flight each."""
 
     name = "ray"
 
-    def __init__(
-        self,
-        dataset: EvalDataset,
-        *,
-        address: str | None = None,
-        workers: int | None = None,
-        concurrency: int | None = None,
-        max_restarts: int = 2,
-        max_task_retries: int = 2,
-        num_cpus_per_worker: float = 0.5,
-    ) -> None:
-        self.dataset = dataset
-        self.address = address
-        self.workers = workers
-        self.concurrency = concurrency
-        self.max_restarts = max_restarts
-        self.max_task_retries = max_task_retries
-        self.num_cpus = num_cpus_per_worker
-        self.actors: list[Any] = []
+    dataset: EvalDataset
+    _: KW_ONLY
+    address: str | None = None
+    workers: int | None = None
+    concurrency: int | None = None
+    max_restarts: int = 2
+    max_task_retries: int = 2
+    num_cpus_per_worker: float = 0.5
+    actors: list[Any] = field(default_factory=list, init=False, repr=False)
 
     def _per_worker(self, record: RunRecord) -> int:
         """Queries in flight per worker: as asked, else the run's concurrency up to the default."""
@@ -88,7 +80,7 @@ class RayExecutor:
         n = max(1, min(self.workers or cpus, n_pending))
         per = self._per_worker(record)
         actor_cls = ray.remote(
-            num_cpus=self.num_cpus,
+            num_cpus=self.num_cpus_per_worker,
             max_restarts=self.max_restarts,
             max_task_retries=self.max_task_retries,
         )(QueryActor)
