@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -84,16 +84,12 @@ class StaleLabel(RagmeterError):
         super().__init__(f"the item changed (version {now}, you saved over {posted_version})")
 
 
+# A label row holds its item field by field (`_row_values`), under the same names.
+_ITEM_COLUMNS = tuple(f.name for f in fields(LabelItem))
+
+
 def _row_label(row: Any) -> Label:
-    item = LabelItem(
-        kind=row.kind,
-        query_id=row.query_id,
-        dataset_hash=row.dataset_hash,
-        doc_id=row.doc_id,
-        run_id=row.run_id,
-        metric=row.metric,
-        answer_hash=row.answer_hash,
-    )
+    item = LabelItem(**{name: getattr(row, name) for name in _ITEM_COLUMNS})
     return Label(item, float(row.value), row.annotator, row.source, int(row.version), row.created_at)
 
 

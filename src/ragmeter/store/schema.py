@@ -25,6 +25,20 @@ class Base(DeclarativeBase):
     pass
 
 
+def _owned(back_populates: str) -> Any:
+    """The rows that belong to this one and go with it (the database cascades the delete too)."""
+    return relationship(back_populates=back_populates, cascade="all, delete-orphan", passive_deletes=True)
+
+
+class _InCollection:
+    """A row of one collection (a document, a chunk, a test case), deleted with it. Its columns lead the table."""
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, sort_order=-2)
+    collection_id: Mapped[int] = mapped_column(
+        ForeignKey("collections.id", ondelete="CASCADE"), index=True, sort_order=-1
+    )
+
+
 class Collection(Base):
     __tablename__ = "collections"
 
@@ -33,17 +47,13 @@ class Collection(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     meta: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
 
-    documents: Mapped[list[Document]] = relationship(
-        back_populates="collection", cascade="all, delete-orphan", passive_deletes=True
-    )
+    documents: Mapped[list[Document]] = _owned(back_populates="collection")
 
 
-class Document(Base):
+class Document(_InCollection, Base):
     __tablename__ = "documents"
     __table_args__ = (UniqueConstraint("collection_id", "doc_id", name="uq_documents_collection_doc"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"), index=True)
     doc_id: Mapped[str] = mapped_column(String(500))
     title: Mapped[str] = mapped_column(Text, default="")
     text: Mapped[str] = mapped_column(Text)
@@ -51,17 +61,13 @@ class Document(Base):
     meta: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
 
     collection: Mapped[Collection] = relationship(back_populates="documents")
-    chunks: Mapped[list[Chunk]] = relationship(
-        back_populates="document", cascade="all, delete-orphan", passive_deletes=True
-    )
+    chunks: Mapped[list[Chunk]] = _owned(back_populates="document")
 
 
-class Chunk(Base):
+class Chunk(_InCollection, Base):
     __tablename__ = "chunks"
     __table_args__ = (UniqueConstraint("collection_id", "chunk_id", name="uq_chunks_collection_chunk"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"), index=True)
     document_id: Mapped[int] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"), index=True)
     chunk_id: Mapped[str] = mapped_column(String(500))
     position: Mapped[int] = mapped_column(Integer, default=0)
@@ -80,12 +86,10 @@ test_case_chunks = Table(
 )
 
 
-class TestCase(Base):
+class TestCase(_InCollection, Base):
     __tablename__ = "test_cases"
     __table_args__ = (UniqueConstraint("collection_id", "case_id", name="uq_test_cases_collection_case"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"), index=True)
     case_id: Mapped[str] = mapped_column(String(200))
     question: Mapped[str] = mapped_column(Text)
     source: Mapped[str] = mapped_column(String(20), default="manual")  # manual | synthetic
