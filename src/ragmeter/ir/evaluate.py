@@ -14,7 +14,7 @@ import numpy.typing as npt
 from ragmeter.errors import InputError
 from ragmeter.ir import _native, _reference
 from ragmeter.ir.data import Qrels, Run
-from ragmeter.ir.measures import Measure, parse_measures
+from ragmeter.ir.measures import AQWV, Measure, parse_measures
 
 CONDENSED_NOTE = (
     "condensed lists: unjudged docs were removed from every ranking before scoring (Sakai 2007; trec_eval -J)"
@@ -104,8 +104,8 @@ class IREvaluation:
             notes.append(CONDENSED_NOTE)
         if self.n_run_only_queries:
             notes.append(f"{self.n_run_only_queries} run queries without judgments are ignored")
-        if any(m.code == 8 for m in self.measures):
-            aqwv = next(m for m in self.measures if m.code == 8)
+        if any(m.code == AQWV for m in self.measures):
+            aqwv = next(m for m in self.measures if m.code == AQWV)
             denom = (
                 f"N - relevant with N = {int(aqwv.collection_size)} (MATERIAL)"
                 if aqwv.collection_size

@@ -13,27 +13,29 @@ from dataclasses import dataclass
 
 from ragmeter.errors import InputError
 
-# Codes shared with _native.c (enum order there).
-P, RECALL, NDCG, NDCG_EXP, MRR, MAP, HIT, RPREC, AQWV, BPREF, INFAP, JUDGED = range(12)
+# Measure families by code: a family's code is its position here, the order of the native kernel's enum.
+FAMILIES = (
+    "precision",
+    "recall",
+    "ndcg",
+    "ndcg_exp",
+    "mrr",
+    "map",
+    "hit",
+    "rprec",
+    "aqwv",
+    "bpref",
+    "infap",
+    "judged",
+)
+P, RECALL, NDCG, NDCG_EXP, MRR, MAP, HIT, RPREC, AQWV, BPREF, INFAP, JUDGED = range(len(FAMILIES))
 
 DEFAULT_CUTOFFS = (1, 3, 5, 10, 20)
 AQWV_BETA = 40.0
 
-_KINDS: dict[str, tuple[int, bool]] = {
-    # name -> (code, cutoff: False = forbidden, True = required); mrr/map/ndcg take it optionally below
-    "precision": (P, True),
-    "recall": (RECALL, True),
-    "ndcg": (NDCG, False),
-    "ndcg_exp": (NDCG_EXP, False),
-    "mrr": (MRR, False),
-    "map": (MAP, False),
-    "hit": (HIT, True),
-    "rprec": (RPREC, False),
-    "aqwv": (AQWV, True),
-    "bpref": (BPREF, False),
-    "infap": (INFAP, False),
-    "judged": (JUDGED, True),
-}
+_CODES = {family: code for code, family in enumerate(FAMILIES)}
+# A cutoff: these families need one, these take one optionally (mrr@10), the rest take none.
+_CUTOFF_REQUIRED = {"precision", "recall", "hit", "aqwv", "judged"}
 _OPTIONAL_CUTOFF = {"ndcg", "ndcg_exp", "mrr", "map"}
 _ALIASES = {
     "p": "precision",
@@ -79,12 +81,12 @@ def parse_measure(text: str, *, collection_size: int | None = None) -> Measure:
         raise InputError(f"unknown measure {text!r}", source="measure")
     base, k_text = match.group(1), match.group(2)
     base = _ALIASES.get(base, base)
-    if base not in _KINDS:
+    if base not in _CODES:
         raise InputError(
-            f"unknown measure {text!r} (known: {', '.join(sorted(_KINDS))}, with @k where it applies)",
+            f"unknown measure {text!r} (known: {', '.join(sorted(_CODES))}, with @k where it applies)",
             source="measure",
         )
-    code, needs_k = _KINDS[base]
+    code, needs_k = _CODES[base], base in _CUTOFF_REQUIRED
     k = int(k_text) if k_text is not None else 0
     if k_text is not None and k <= 0:
         raise InputError(f"measure {text!r}: the cutoff must be a positive integer", source="measure")
