@@ -12,6 +12,8 @@ from ragmeter.errors import InputError
 
 def parse_thresholds(items: tuple[str, ...], *, source: str = "--fail-under") -> list[tuple[str, float]]:
     """MEASURE=VALUE pairs (the registry's rule: finite numbers, known metrics); retrieval measures only."""
+    if not items:  # the registry is not light: `ragmeter eval` without gates does not load it
+        return []
     from ragmeter.metrics import lookup
     from ragmeter.metrics.gate import parse_thresholds as parse
 
@@ -89,9 +91,11 @@ def eval_command(
         raise InputError(
             f"must be a positive number of documents, got {collection_size}", source="--collection-size"
         )
-    from ragmeter.models import parse_executor
+    executor_kind, executor_address = "local", None
+    if executor != "local":  # pydantic (ragmeter.models) only when another executor is named
+        from ragmeter.models import parse_executor
 
-    executor_kind, executor_address = parse_executor(executor)
+        executor_kind, executor_address = parse_executor(executor)
     names = _split_measures(measures)
     thresholds = [(parse_measure(n).name, v) for n, v in parse_thresholds(fail_under)]
     wanted = [m.name for m in parse_measures(names)]
@@ -130,6 +134,8 @@ def eval_command(
         from ragmeter.report.junit import gates_of_ir, write_junit_xml
 
         write_junit_xml(junit_xml, gates_of_ir(result, dict(thresholds)), per_query=junit_per_query)
+    if not thresholds:
+        return
     from ragmeter.metrics.gate import check
 
     short = check(result.aggregate, dict(thresholds))

@@ -12,7 +12,7 @@ from ragmeter.errors import InputError, decode_utf8
 from ragmeter.ir import _native
 from ragmeter.safety import read_bytes as read_bytes  # one reader for every input file (yamlfile too)
 
-KERNEL_VERSION = 2  # of _native.c (bpref/infAP/judged codes, scan_text, threads)
+KERNEL_VERSION = 3  # of the C kernel (_kernel/native.h): in-place parser, page release
 if (
     getattr(_native, "KERNEL_VERSION", 0) != KERNEL_VERSION
 ):  # a build older than its source gives wrong values
@@ -64,7 +64,7 @@ def mapped_text(path: str | Path) -> Iterator[bytes | mmap.mmap]:
         yield text_bytes(read_bytes(path), source=str(path))
         return
     try:
-        nul, high = _native.scan_text(mapped)
+        nul, high = _native.scan_text(mapped, True)  # pages dropped behind the scan
         if nul >= 0 or high:  # the full checks, their messages and gunzipping
             yield text_bytes(read_bytes(path), source=str(path))
         else:

@@ -11,7 +11,7 @@ _I32 = npt.NDArray[np.int32]
 _F64 = npt.NDArray[np.float64]
 
 def parse_trec(
-    data: bytes | mmap, is_run: bool, keep_first: bool, /
+    data: bytes | mmap, is_run: bool, keep_first: bool, release: bool = False, /
 ) -> tuple[list[str], tuple[_I64, bytes, _I64, Any]]: ...
 def canonicalize(
     qidx: _I32, blob: bytes, doff: _I64, values: _F64, nq: int, is_run: bool, keep_first: bool, /
@@ -40,4 +40,4 @@ def measures(
     level: int,
     /,
 ) -> tuple[_F64, _I64, _I64]: ...
-def scan_text(data: Any, /) -> tuple[int, bool]: ...
+def scan_text(data: Any, release: bool = False, /) -> tuple[int, bool]: ...

@@ -83,7 +83,9 @@ class _Table:
     @classmethod
     def _trec(cls: type[T], data: bytes | mmap.mmap, *, source: str, keep_first: bool) -> T:
         try:
-            query_ids, parts = _native.parse_trec(data, cls._is_run, keep_first)
+            # a file mapping's pages are dropped behind the parser (the page cache keeps them)
+            release = isinstance(data, mmap.mmap)
+            query_ids, parts = _native.parse_trec(data, cls._is_run, keep_first, release)
         except ValueError as exc:
             data = bytes(data)  # the error paths below read lines
             if len(exc.args) != 4:  # not one of the parser's own errors: still one line naming the file

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from ragmeter.errors import InputError
 
-# Measure families by code: a family's code is its position here, the order of the native kernel's enum.
+# Measure families by code: a family's code is its position here, the order of the native kernel's enum
+# (_kernel/measures.c).
 FAMILIES = (
     "precision",
     "recall",

@@ -1,0 +1,129 @@
+"""The in-place TREC parser (each query's lines together) and its fall-back to the general parser (a query
+met again later, a doc id twice) must give the tables `from_columns` builds from the same rows, whatever the
+thread count (forced per subprocess: RAGMETER_THREADS is read once), the line order inside a query, blank
+lines between shares, and whether the file is mapped (pages dropped behind the parser) or passed as bytes."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragmeter.ir import Qrels, Run
+
+JOB = """
+import json, sys
+from ragmeter.errors import InputError
+from ragmeter.ir import Qrels, Run
+cls = Run if sys.argv[2] == "run" else Qrels
+out = {}
+for how in ("mapped", "bytes"):
+    try:
+        t = cls.read(sys.argv[1], keep_first=sys.argv[3] == "1") if how == "mapped" else cls.from_trec_bytes(
+            open(sys.argv[1], "rb").read(), source=sys.argv[1], keep_first=sys.argv[3] == "1")
+        out[how] = [t.query_ids, t.qoff.tolist(), t.doc_ids(), t.values.tolist()]
+    except InputError as exc:
+        out[how] = str(exc)
+print(json.dumps(out))
+"""
+
+THREADS = (1, 2, 3, 7)
+
+
+def _parse(path: Path, kind: str, threads: int, keep_first: bool = False) -> list | str:
+    env = {**os.environ, "RAGMETER_THREADS": str(threads)}
+    args = [sys.executable, "-c", JOB, str(path), kind, "1" if keep_first else "0"]
+    out = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120, check=True)
+    got = json.loads(out.stdout)
+    assert got["mapped"] == got["bytes"] or isinstance(got["mapped"], str)
+    return got["mapped"]
+
+
+def _table(t: Run | Qrels) -> list:
+    return [t.query_ids, t.qoff.tolist(), t.doc_ids(), t.values.tolist()]
+
+
+def _rows(seed: int, kind: str = "run", n_queries: int = 60) -> list[tuple[str, str, float]]:
+    rng = random.Random(seed)
+    rows = []
+    for q in range(n_queries):
+        docs = rng.sample(range(500), rng.randint(1, 40))
+        for d in docs:  # run: a coarse score, many ties broken by doc id; qrels: grades, some negative
+            value = rng.randint(0, 6) / 2 if kind == "run" else float(rng.randint(-1, 3))
+            rows.append((f"q{q}", f"d{d}.{q}", value))  # distinct across queries
+    return rows
+
+
+def _write(path: Path, rows: list[tuple[str, str, float]], kind: str, blank_every: int = 0) -> None:
+    lines = []
+    for i, (q, d, v) in enumerate(rows):
+        lines.append(f"{q} Q0 {d} {i + 1} {v!r} tag\n" if kind == "run" else f"{q} 0 {d} {int(v)}\n")
+        if blank_every and i % blank_every == 0:
+            lines.append("\n   \n")
+    path.write_text("".join(lines))
+
+
+def _expected(rows: list[tuple[str, str, float]], kind: str, keep_first: bool = False) -> list:
+    cls = Run if kind == "run" else Qrels
+    q, d, v = zip(*rows, strict=True)
+    return _table(cls.from_columns(q, d, v, keep_first=keep_first))
+
+
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+@pytest.mark.parametrize("layout", ["ranked", "shuffled_in_query", "interleaved", "blank_lines"])
+def test_every_layout_gives_the_columnar_table(tmp_path: Path, kind: str, layout: str) -> None:
+    rows = _rows(3, kind)
+    if layout == "ranked":  # rank order inside each query: nothing to sort
+        rows = _table_rows(Run.from_columns(*zip(*rows, strict=True))) if kind == "run" else rows
+    elif layout == "shuffled_in_query":
+        rng = random.Random(5)
+        groups: dict[str, list] = {}
+        for r in rows:
+            groups.setdefault(r[0], []).append(r)
+        rows = [r for g in groups.values() for r in rng.sample(g, len(g))]
+    elif layout == "interleaved":  # a query's lines spread over the file: the general parser
+        rows = rows[1::2] + rows[::2]
+    path = tmp_path / f"f.{kind}"
+    _write(path, rows, kind, blank_every=7 if layout == "blank_lines" else 0)
+    want = _expected(rows, kind)
+    for n in THREADS:
+        assert _parse(path, kind, n) == want, (layout, n)
+
+
+def _table_rows(t: Run) -> list[tuple[str, str, float]]:
+    qidx = t.query_index.tolist()
+    return [(t.query_ids[q], d, v) for q, d, v in zip(qidx, t.doc_ids(), t.values.tolist(), strict=True)]
+
+
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+def test_a_repeated_doc_is_reported_or_the_first_kept(tmp_path: Path, kind: str) -> None:
+    rows = _rows(4, kind)
+    at = len(rows) * 2 // 3
+    q, d, _ = rows[at]
+    first = next(i for i, r in enumerate(rows) if r[0] == q and r[1] == d)
+    rows.insert(at + 1, (q, d, 3.0))
+    path = tmp_path / f"f.{kind}"
+    _write(path, rows, kind)
+    for n in (1, 3):
+        got = _parse(path, kind, n)
+        assert isinstance(got, str) and f":{at + 2}:" in got and f"first at line {first + 1}" in got, got
+        assert _parse(path, kind, n, keep_first=True) == _expected(rows, kind, keep_first=True)
+
+
+@pytest.mark.parametrize("n", THREADS)
+def test_the_first_bad_line_is_named_whatever_the_share(tmp_path: Path, n: int) -> None:
+    rows = _rows(6)
+    path = tmp_path / "f.run"
+    _write(path, rows, "run", blank_every=11)
+    lines = path.read_text().splitlines(keepends=True)
+    for i in (len(lines) * 3 // 4, len(lines) - 2):
+        lines[i] = lines[i].replace(" tag", " x tag") if lines[i].strip() else "q1 Q0 x 1 nan tag\n"
+    path.write_text("".join(lines))
+    bad = next(i for i, line in enumerate(lines) if " x tag" in line or "nan" in line)
+    got = _parse(path, "run", n)
+    assert isinstance(got, str) and f"f.run:{bad + 1}:" in got, got
