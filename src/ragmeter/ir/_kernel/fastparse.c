@@ -61,18 +61,9 @@ static void *fast_work(void *arg) {
     int64_t n = 0, bytes = 0;
     long lineno = 0;
     const Seg *last = NULL;
-    while (pos < end) {
-        const char *eol = memchr(pos, '\n', (size_t)(end - pos));
-        if (!eol) eol = end;
-        lineno++;
-        LineRow lr;
-        int got = tokenize_line(pos, eol, J->is_run, &lr, J->err, sizeof J->err);
-        pos = eol + 1;
-        if (got < 0) {
-            J->err_line = lineno;
-            return NULL;
-        }
-        if (got == 0) continue;
+    LineRow lr;
+    int got;
+    while ((got = next_row(&pos, end, J->is_run, &lr, &lineno, J->err, sizeof J->err)) > 0) {
         if (!last || last->qlen != lr.qlen || memcmp(J->qa + last->qa, lr.q, (size_t)lr.qlen) != 0) {
             if (new_segment(J, &lr, n) < 0) {
                 J->nomem = 1;
@@ -92,6 +83,10 @@ static void *fast_work(void *arg) {
             release_pages(released, pos < end ? pos : end);
             released = pos;
         }
+    }
+    if (got < 0) {
+        J->err_line = lineno;
+        return NULL;
     }
     if (J->release) release_pages(released, end);
     J->n = n;
@@ -310,18 +305,10 @@ static int rank_queries(char *blob, int64_t *doff, double *vd, const int64_t *qo
 }
 
 PyObject *parse_fast(const char *data, Py_ssize_t len, int is_run, int release) {
-    const char *end = data + len;
     int nt = n_threads(len / 40);
     const char *cut[17];
     int64_t row0[17], bstart[17], rstart[18];
-    cut[0] = data;
-    for (int t = 1; t < nt; t++) {
-        const char *p = data + len / nt * t;
-        if (p < cut[t - 1]) p = cut[t - 1];
-        const char *nl = p < end ? memchr(p, '\n', (size_t)(end - p)) : NULL;
-        cut[t] = nl ? nl + 1 : end;
-    }
-    cut[nt] = end;
+    cut_shares(data, len, nt, cut);
     count_lines(cut, nt, release, row0);
     for (int t = 0; t < nt; t++) bstart[t] = cut[t] - data;
     PyObject *result = NULL, *blob = PyBytes_FromStringAndSize(NULL, len + 1);

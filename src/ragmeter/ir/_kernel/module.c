@@ -71,6 +71,19 @@ void split_queries(const int64_t *count, int64_t nq, int n, int64_t *bounds) {
 }
 
 
+/* cut data[0:len] into nt shares of about equal bytes, each ending after a newline: share t is cut[t]..cut[t+1] */
+void cut_shares(const char *data, Py_ssize_t len, int nt, const char **cut) {
+    const char *end = data + len;
+    cut[0] = data;
+    for (int t = 1; t < nt; t++) {
+        const char *p = data + len / nt * t;
+        if (p < cut[t - 1]) p = cut[t - 1];
+        const char *nl = p < end ? memchr(p, '\n', (size_t)(end - p)) : NULL;
+        cut[t] = nl ? nl + 1 : end;
+    }
+    cut[nt] = end;
+}
+
 /* Drop the pages of a read-only file mapping from this process, from the page holding `from` up to the one
  * holding `to` (excluded): the page cache keeps them and a later read (another thread's, an error path's)
  * faults them back in with the same bytes. The parsers call it behind themselves so that a 370 MB run

@@ -82,6 +82,7 @@ void run_parallel(WorkFn fn, void *args, size_t size, int n);
 PyObject *new_array(npy_intp n, int type);
 void split_queries(const int64_t *count, int64_t nq, int n, int64_t *bounds);
 void release_pages(const char *from, const char *to);
+void cut_shares(const char *data, Py_ssize_t len, int nt, const char **cut);
 
 /* numbers.c */
 int parse_double(const char *s, size_t n, double *out);
@@ -91,8 +92,9 @@ typedef struct {
     int32_t qlen, dlen;
     double v;
 } LineRow;
-/* one line [pos, eol): 0 blank, 1 a row in *row, -1 an error described in err */
-int tokenize_line(const char *pos, const char *eol, int is_run, LineRow *row, char *err, size_t errsz);
+/* the next row from *pos on (blank lines skipped, *lineno counting every line): 1 a row in *row (*pos moved
+ * past its line), 0 no more rows before end, -1 an error described in err (*lineno is its line) */
+int next_row(const char **pos, const char *end, int is_run, LineRow *row, long *lineno, char *err, size_t errsz);
 typedef struct {
     const char *base;
     int64_t *off; /* per interned id: offset in base */

@@ -62,7 +62,7 @@ int parse_grade(const char *s, size_t n, double *out) {
 static const unsigned char WS[256] = {[' '] = 1, ['\t'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1};
 #define IS_WS(c) (WS[(unsigned char)(c)])
 
-int tokenize_line(const char *pos, const char *eol, int is_run, LineRow *row, char *err, size_t errsz) {
+static int tokenize_line(const char *pos, const char *eol, int is_run, LineRow *row, char *err, size_t errsz) {
     int ncols = is_run ? 6 : 4, vcol = is_run ? 4 : 3;
     const char *tok[MAXTOK];
     size_t tlen[MAXTOK];
@@ -103,6 +103,18 @@ int tokenize_line(const char *pos, const char *eol, int is_run, LineRow *row, ch
     row->doc = tok[2];
     row->dlen = (int32_t)tlen[2];
     return 1;
+}
+
+int next_row(const char **pos, const char *end, int is_run, LineRow *row, long *lineno, char *err, size_t errsz) {
+    while (*pos < end) {
+        const char *eol = memchr(*pos, '\n', (size_t)(end - *pos));
+        if (!eol) eol = end;
+        ++*lineno;
+        int got = tokenize_line(*pos, eol, is_run, row, err, errsz);
+        *pos = eol + 1;
+        if (got) return got;
+    }
+    return 0;
 }
 
 /* ---------------- query-id interning (grows) ---------------- */

@@ -21,18 +21,9 @@ static void *tokenize_work(void *arg) {
     long lineno = job->line0;
     int64_t n = 0;
     job->err_line = 0;
-    while (pos < end) {
-        const char *eol = memchr(pos, '\n', (size_t)(end - pos));
-        if (!eol) eol = end;
-        lineno++;
-        LineRow lr;
-        int got = tokenize_line(pos, eol, job->is_run, &lr, job->err, sizeof job->err);
-        pos = eol + 1;
-        if (got == 0) continue;
-        if (got < 0) {
-            job->err_line = lineno;
-            return NULL;
-        }
+    LineRow lr;
+    int got;
+    while ((got = next_row(&pos, end, job->is_run, &lr, &lineno, job->err, sizeof job->err)) > 0) {
         job->rows[n].doc = lr.doc - data;
         job->rows[n].len = lr.dlen;
         job->rows[n].q = lr.qlen;
@@ -40,24 +31,20 @@ static void *tokenize_work(void *arg) {
         job->qtok[n] = lr.q - data;
         n++;
     }
+    if (got < 0) {
+        job->err_line = lineno;
+        return NULL;
+    }
     job->n = n;
     return NULL;
 }
 
 PyObject *parse_general(const char *data, Py_ssize_t len, int is_run, int keep_first) {
-    const char *end = data + len;
     int nt = n_threads(len / 40);
     /* shares of about equal bytes, cut after a newline; lines and row capacity per share */
     const char *cut[17];
     long lines[17];
-    cut[0] = data;
-    for (int t = 1; t < nt; t++) {
-        const char *p = data + len / nt * t;
-        if (p < cut[t - 1]) p = cut[t - 1];
-        const char *nl = p < end ? memchr(p, '\n', (size_t)(end - p)) : NULL;
-        cut[t] = nl ? nl + 1 : end;
-    }
-    cut[nt] = end;
+    cut_shares(data, len, nt, cut);
     size_t cap = 0;
     for (int t = 0; t < nt; t++) {
         long c = 0;
