@@ -322,6 +322,9 @@ PyObject *parse_fast(const char *data, Py_ssize_t len, int is_run, int release) 
     char *bp = PyBytes_AS_STRING(blob), *vp = PyArray_DATA((PyArrayObject *)vals);
     int64_t *dp = PyArray_DATA((PyArrayObject *)doff);
     size_t vsize = is_run ? sizeof(double) : sizeof(int32_t);
+    small_pages(bp, (size_t)len);
+    small_pages(dp, (size_t)(row0[nt] + 1) * sizeof(int64_t));
+    small_pages(vp, (size_t)row0[nt] * vsize);
     dp[0] = 0;
     for (int t = 0; t < nt; t++) {
         FastJob *J = &jobs[t];

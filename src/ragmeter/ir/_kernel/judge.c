@@ -94,6 +94,7 @@ PyObject *py_judge(PyObject *self, PyObject *args) {
     PyObject *grades = new_array(n, NPY_INT32);
     if (!grades) goto out;
     int32_t *g = PyArray_DATA((PyArrayObject *)grades);
+    small_pages(g, (size_t)n * sizeof(int32_t));
     int64_t maxg = 0;
     for (npy_intp i = 0; i < nqq; i++)
         if (qo[i + 1] - qo[i] > maxg) maxg = qo[i + 1] - qo[i];

@@ -71,6 +71,19 @@ void split_queries(const int64_t *count, int64_t nq, int n, int64_t *bounds) {
 }
 
 
+/* Small pages for a large output buffer about to be filled once, front to back: with transparent huge pages
+ * each first touch zeroes 2 MB ahead of the writer, out of cache; measured on the 10M-row run, the parse took
+ * a quarter less CPU time with 4 KB pages. */
+void small_pages(void *p, size_t n) {
+    static long page = 0;
+    if (!page) page = sysconf(_SC_PAGESIZE);
+    uintptr_t a = ((uintptr_t)p + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    uintptr_t b = ((uintptr_t)p + n) & ~((uintptr_t)page - 1);
+#ifdef MADV_NOHUGEPAGE
+    if (b > a) madvise((void *)a, b - a, MADV_NOHUGEPAGE);
+#endif
+}
+
 /* cut data[0:len] into nt shares of about equal bytes, each ending after a newline: share t is cut[t]..cut[t+1] */
 void cut_shares(const char *data, Py_ssize_t len, int nt, const char **cut) {
     const char *end = data + len;

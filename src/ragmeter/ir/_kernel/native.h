@@ -82,6 +82,7 @@ void run_parallel(WorkFn fn, void *args, size_t size, int n);
 PyObject *new_array(npy_intp n, int type);
 void split_queries(const int64_t *count, int64_t nq, int n, int64_t *bounds);
 void release_pages(const char *from, const char *to);
+void small_pages(void *p, size_t n);
 void cut_shares(const char *data, Py_ssize_t len, int nt, const char **cut);
 
 /* numbers.c */

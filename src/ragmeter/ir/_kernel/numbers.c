@@ -56,30 +56,15 @@ int parse_grade(const char *s, size_t n, double *out) {
 
 /* ---------------- one line ---------------- */
 #define MAXTOK 8
-/* ' ', \t, \v, \f, \r: the separators of a line (\n ends it). Other control characters are kept in ids,
- * as trec_eval does (NUL bytes are refused before parsing: C strings would cut the id there); whoever
- * prints an id escapes them. */
-static const unsigned char WS[256] = {[' '] = 1, ['\t'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1};
-#define IS_WS(c) (WS[(unsigned char)(c)])
+/* ' ', \t, \v, \f, \r: the separators of a line (class 1); \n ends it (class 2). Other control characters are
+ * kept in ids, as trec_eval does (NUL bytes are refused before parsing: C strings would cut the id there);
+ * whoever prints an id escapes them. */
+static const unsigned char CLS[256] = {[' '] = 1, ['\t'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1, ['\n'] = 2};
+#define CLASS(c) (CLS[(unsigned char)(c)])
 
-static int tokenize_line(const char *pos, const char *eol, int is_run, LineRow *row, char *err, size_t errsz) {
+/* the columns of a line that has nt tokens: 1 a row, -1 an error described in err */
+static int check_line(const char **tok, const size_t *tlen, int nt, int is_run, LineRow *row, char *err, size_t errsz) {
     int ncols = is_run ? 6 : 4, vcol = is_run ? 4 : 3;
-    const char *tok[MAXTOK];
-    size_t tlen[MAXTOK];
-    int nt = 0;
-    const char *p = pos;
-    while (p < eol) {
-        while (p < eol && IS_WS(*p)) p++;
-        if (p >= eol) break;
-        const char *s = p;
-        while (p < eol && !IS_WS(*p)) p++;
-        if (nt < MAXTOK) {
-            tok[nt] = s;
-            tlen[nt] = (size_t)(p - s);
-        }
-        nt++;
-    }
-    if (nt == 0) return 0;
     if (nt != ncols) {
         snprintf(err, errsz, "expected %d whitespace-separated columns (%s), found %d", ncols,
                  is_run ? "query Q0 doc rank score tag" : "query iteration doc grade", nt);
@@ -105,15 +90,31 @@ static int tokenize_line(const char *pos, const char *eol, int is_run, LineRow *
     return 1;
 }
 
+/* one pass over the bytes: tokens and the line's end found together */
 int next_row(const char **pos, const char *end, int is_run, LineRow *row, long *lineno, char *err, size_t errsz) {
-    while (*pos < end) {
-        const char *eol = memchr(*pos, '\n', (size_t)(end - *pos));
-        if (!eol) eol = end;
+    const char *p = *pos;
+    while (p < end) {
+        const char *tok[MAXTOK];
+        size_t tlen[MAXTOK];
+        int nt = 0;
         ++*lineno;
-        int got = tokenize_line(*pos, eol, is_run, row, err, errsz);
-        *pos = eol + 1;
-        if (got) return got;
+        for (;;) {
+            while (p < end && CLASS(*p) == 1) p++;
+            if (p >= end || *p == '\n') break;
+            const char *s = p;
+            while (p < end && CLASS(*p) == 0) p++;
+            if (nt < MAXTOK) {
+                tok[nt] = s;
+                tlen[nt] = (size_t)(p - s);
+            }
+            nt++;
+        }
+        if (p < end) p++; /* past the newline */
+        if (nt == 0) continue;
+        *pos = p;
+        return check_line(tok, tlen, nt, is_run, row, err, errsz);
     }
+    *pos = p;
     return 0;
 }
 
