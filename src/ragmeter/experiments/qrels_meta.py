@@ -10,7 +10,7 @@ scores 0) for this comparison only; the set's size is reported.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -32,34 +32,27 @@ GRADED_FAMILIES = ("ndcg", "ndcg_exp")
 @dataclass
 class MetaEvaluation:
     n_pairs: int
-    labels: dict[str, Any]
+    labels: dict[str, Any]  # the label agreement (kappa, accuracy, confusion, ...): top-level keys in to_dict
+    measure: str
     kendall_tau: float | None
     kendall_ci: list[float | None]
     tau_ap: float | None
-    measure: str
-    runs: list[dict[str, Any]]
     n_queries: int
-    notes: list[str] = field(default_factory=list)
+    runs: list[dict[str, Any]]
     tau_ap_variant: str | None = None
-    n_excluded_human_copies: int = 0
     queries_left_out: dict[str, int] = field(default_factory=dict)
+    n_excluded_human_copies: int = 0
+    notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "n_pairs": self.n_pairs,
-            **self.labels,
-            "measure": self.measure,
-            "kendall_tau": self.kendall_tau,
-            "kendall_tau_ci": self.kendall_ci,
-            "tau_ap": self.tau_ap,
-            "tau_ap_variant": self.tau_ap_variant,
-            "n_runs": len(self.runs),
-            "n_queries": self.n_queries,
-            "queries_left_out": self.queries_left_out,
-            "n_excluded_human_copies": self.n_excluded_human_copies,
-            "runs": self.runs,
-            "notes": self.notes,
+        # each field under its own name (as its siblings JudgingReport and Agreement do), `labels` spread out
+        out = {
+            _RENAMED.get(f.name, f.name): getattr(self, f.name) for f in fields(self) if f.name != "labels"
         }
+        return {**self.labels, **out, "n_runs": len(self.runs)}
+
+
+_RENAMED = {"kendall_ci": "kendall_tau_ci"}
 
 
 def _per_query_matrix(

@@ -26,6 +26,8 @@ from ragmeter.models import EvalDataset, EvalQuery, EvalRunResult, PPIEstimate, 
 
 LABEL_RULE = "numbers on the metric's scale as given; bools as the range's ends (False -> low, True -> high)"
 MIN_LABELS = 2
+# What a PPIEstimate takes from ppi_mean's PPIResult under the same name (its `ci` becomes `ci95`).
+_FROM_RESULT = ("estimate", "se", "judge_mean", "human_mean", "n_labeled", "n_total", "clipped")
 
 
 def judge_metrics(per_query: Sequence[QueryEvalResult]) -> list[str]:
@@ -83,17 +85,8 @@ def _one(
         [mapped[qid] for qid in used],
         range=(None if lo is None else float(lo), None if hi is None else float(hi)),
     )
-    return PPIEstimate(
-        estimate=res.estimate,
-        ci95=res.ci,
-        se=res.se,
-        judge_mean=res.judge_mean,
-        human_mean=res.human_mean,
-        n_labeled=res.n_labeled,
-        n_total=res.n_total,
-        clipped=res.clipped,
-        labels=LABEL_RULE,
-    ), None
+    same = {name: getattr(res, name) for name in _FROM_RESULT}
+    return PPIEstimate(**same, ci95=res.ci, labels=LABEL_RULE), None
 
 
 def run_ppi(
