@@ -1,15 +1,52 @@
-"""What `ragmeter run --generate` does before its run: check the run's settings, then make test cases."""
+"""`ragmeter run --generate`: its options, and what it does before its run: check the run's settings, then
+make test cases."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import click
 
+from ragmeter.cli.run_options import Option, Params
 from ragmeter.errors import InputError
 
+GENERATE_OPTIONS: list[Option] = [
+    click.option(
+        "--generate",
+        is_flag=True,
+        help="With --collection: first generate synthetic test cases with --question-model if it has none.",
+    ),
+    click.option(
+        "--question-model",
+        metavar="MODEL",
+        help="For --generate: the LLM that writes the questions (default: --judge).",
+    ),
+    click.option(
+        "--sample-size", type=click.IntRange(min=1), default=20, show_default=True, help="For --generate."
+    ),
+]
 
-def _check_generated_run(config: Any, thresholds: dict[str, float], options: dict[str, Any]) -> None:
+
+@dataclass(frozen=True)
+class GenerateOptions:
+    """--generate: synthetic test cases for an empty --collection, written by `writer` before the run."""
+
+    generate: bool = False
+    writer: str | None = None  # --question-model, else --judge
+    sample_size: int = 20
+
+    @classmethod
+    def from_params(cls, p: Params) -> GenerateOptions:
+        writer = p["question_model"] or p["judge"]
+        if p["generate"] and writer and not p["resume"]:
+            from ragmeter.run.rebuild import check_llm_spec
+
+            check_llm_spec(writer, source="--question-model" if p["question_model"] else "--judge")
+        return cls(generate=p["generate"], writer=writer, sample_size=p["sample_size"])
+
+
+def check_generated_run(config: Any, thresholds: dict[str, float], options: dict[str, Any]) -> None:
     """What `run --generate` can check before its test cases exist: the system reference and options, the
     metrics and every --fail-under metric (the plan at these cut-offs), the judge and generator specs."""
     from ragmeter.experiments.ablation import planned_names
@@ -35,7 +72,7 @@ def _check_generated_run(config: Any, thresholds: dict[str, float], options: dic
             raise InputError(f"this run does not compute {name!r}", source="--fail-under")
 
 
-def _generate_if_empty(
+def generate_if_empty(
     store: Any,
     collection: str | None,
     dataset: str | None,

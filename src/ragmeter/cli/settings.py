@@ -6,7 +6,7 @@ Precedence: the config file, then `--set`, then the named flags.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -61,9 +61,18 @@ class RunSettings:
     flags: dict[str, str] = field(default_factory=dict)  # pipeline option -> the flag that set it
     cache: bool | None = None
 
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any], judge: Mapping[str, Any]) -> RunSettings:
+        """The settings flags of `settings_options` as click parsed them, checked; `judge`: the judge
+        client's options, checked by the judging group."""
+        flags = ("context_k", "cache", "reranker", "embedding", "embedding_backend", "disable")
+        out = parse_settings(params["settings"], **{name: params[name] for name in flags})
+        out.judge = dict(judge)
+        return out
+
 
 def settings_options(fn: F) -> F:
-    """The settings flags of `ragmeter run` (decorator)."""
+    """The settings flags of `ragmeter run` (decorator); the judge client's flags are in its judging group."""
     options = [
         click.option(
             "--set",
@@ -97,13 +106,6 @@ def settings_options(fn: F) -> F:
             metavar="STAGE",
             help="Built-in pipeline: switch a stage off (chunking, bm25, dense, rerank, generation). Repeatable.",
         ),
-        click.option(
-            "--judge-timeout", type=float, metavar="SECONDS", help="Per judge request (default 60)."
-        ),
-        click.option(
-            "--judge-retries", type=int, metavar="N", help="Retries of a failed judge request (default 4)."
-        ),
-        click.option("--judge-budget", type=int, metavar="N", help="At most N judge requests in the run."),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -166,17 +168,24 @@ def parse_settings(
     if disable:
         out.pipeline["disable"] = sorted({*out.pipeline.get("disable", ()), *disable})
         out.flags["disable"] = "--disable"
+    out.judge = judge_client_options(judge_timeout, judge_retries, judge_budget)
+    return out
+
+
+def judge_client_options(timeout: float | None, retries: int | None, budget: int | None) -> dict[str, Any]:
+    """The judge client's options that were given (--judge-timeout, --judge-retries, --judge-budget), checked."""
+    out: dict[str, Any] = {}
     for flag, key, value, low in (
-        ("--judge-timeout", "timeout", judge_timeout, 0.0),
-        ("--judge-retries", "max_retries", judge_retries, 0),
-        ("--judge-budget", "budget", judge_budget, 0),
+        ("--judge-timeout", "timeout", timeout, 0.0),
+        ("--judge-retries", "max_retries", retries, 0),
+        ("--judge-budget", "budget", budget, 0),
     ):
         if value is not None:
             if value < low or (flag == "--judge-timeout" and value == 0):
                 raise InputError(
                     f"must be {'> 0' if flag == '--judge-timeout' else '>= 0'}, got {value}", source=flag
                 )
-            out.judge[key] = value
+            out[key] = value
     return out
 
 
@@ -203,58 +212,6 @@ def apply_settings(config: EvalConfig, settings: RunSettings) -> EvalConfig:
     return config.model_copy(update=update)
 
 
-def check_invocation(
-    dataset: str | None,
-    system: str | None,
-    config: EvalConfig | None,
-    *,
-    store: Any,
-    resume: str | None,
-    system_options: dict[str, Any],
-    thresholds: Iterable[str],
-    option_flags: dict[str, str] | None = None,
-    origins: dict[str, str] | None = None,
-) -> Any:
-    """The whole invocation checked before anything is stored or called (`ragmeter.run.validate`), and each
-    --fail-under metric one that this run computes. Returns the Prepared run. `origins` maps a config field
-    to where it was set (`--mode`, `--set mode`, `run.yaml: field 'mode'`), for the error line."""
-    from ragmeter import metrics
-    from ragmeter.experiments.ablation import planned_names
-    from ragmeter.run import validate
-
-    names = list(thresholds)
-    try:
-        prepared = validate(
-            dataset,
-            system,
-            config,
-            store=store,
-            resume=resume,
-            system_options=system_options,
-            fail_under=names,
-        )
-    except InputError as exc:
-        if config is not None and exc.source == config.system:  # the system reference itself
-            raise InputError(f"{config.system}: {exc.reason}", source="--system") from None
-        for key, flag in (option_flags or {}).items():  # a pipeline option: name the flag that set it
-            if exc.source == "--system" and key in exc.reason:
-                raise InputError(exc.reason, source=flag) from None
-        if exc.source in (origins or {}):  # a config field: the flag, --set or the file that set it
-            raise InputError(exc.reason, source=(origins or {})[exc.source]) from None
-        raise
-    if system_options and prepared.record.system.kind != "builtin":
-        flag = (option_flags or {}).get(next(iter(system_options)), "--set pipeline.*")
-        raise InputError("sets an option of the built-in pipeline, but --system is not builtin", source=flag)
-    planned = planned_names(prepared.plan, evaluate_generation=prepared.config.evaluate_generation)
-    for name in names:
-        if name not in planned and metrics.family_of(name) != "latency":
-            raise InputError(
-                f"this run does not compute {name!r}; it computes {', '.join(sorted(planned, key=metrics.sort_key))}",
-                source="--fail-under",
-            )
-    return prepared
-
-
 # EvalConfig field -> the `ragmeter run` flag that sets it
 FIELD_FLAGS = {
     "dataset": "--dataset",
@@ -269,6 +226,7 @@ FIELD_FLAGS = {
     "output": "--output",
     "generator_model": "--generator",
     "judge_model": "--judge",
+    "evaluate_generation": "--no-generation",
 }
 
 

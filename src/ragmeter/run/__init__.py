@@ -15,7 +15,15 @@ _LAZY = by_module(
     {
         "ragmeter.run.record": ("RunRecord", "SystemRef", "object_fingerprint"),
         "ragmeter.run.prepare": ("validate", "Prepared", "dataset_hash", "sample_queries"),
-        "ragmeter.run.api": ("RunOptions", "run_evaluation", "arun_evaluation", "package_versions"),
+        "ragmeter.run.api": (
+            "RunOptions",
+            "run_evaluation",
+            "arun_evaluation",
+            "prepare_run",
+            "run_prepared",
+            "arun_prepared",
+            "package_versions",
+        ),
         "ragmeter.run.executor": ("Executor", "LocalExecutor"),
         "ragmeter.run.loop": ("QueryWorker",),
         "ragmeter.run.config": ("load_config",),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,8 @@ class RunOptions:
     system_options: dict[str, Any] = field(default_factory=dict)  # build_system keywords (recorded)
     # An Executor object, or a spec ("local", "ray", "ray:ADDRESS"); default: the config's executor
     executor: Any = None
+    # Write config.output's JSON and CSV when the run finishes (the CLI writes its outputs itself)
+    write_outputs: bool = True
 
 
 def package_versions() -> dict[str, str]:
@@ -78,22 +81,55 @@ async def arun_evaluation(
     """
     opts = RunOptions(**options)
     store = _open_store(opts.store)
-    owned = store is not None and store is not opts.store
     try:
-        prepared = validate(
-            dataset,
-            system,
-            config,
-            store=store,
-            resume=opts.resume,
-            llm=opts.llm,
-            generator_llm=opts.generator_llm,
-            system_options=opts.system_options,
-        )
+        prepared = prepare_run(dataset, system, config, opts, store)
         return await _Run(store, opts, prepared).run()
     finally:
-        if owned and store is not None:
-            store.close()
+        _close_owned(store, opts)
+
+
+def prepare_run(
+    dataset: EvalDataset | str | None,
+    system: Any,
+    config: EvalConfig | None,
+    opts: RunOptions,
+    store: Store | None,
+    *,
+    fail_under: Sequence[str] = (),
+) -> Prepared:
+    """The run that `opts` asks for, validated (`ragmeter.run.validate`): what `run_prepared` takes."""
+    return validate(
+        dataset,
+        system,
+        config,
+        store=store,
+        resume=opts.resume,
+        llm=opts.llm,
+        generator_llm=opts.generator_llm,
+        system_options=opts.system_options,
+        fail_under=fail_under,
+    )
+
+
+def run_prepared(prepared: Prepared, **options: Any) -> EvalRunResult:
+    """Run an invocation that `validate` / `prepare_run` already checked (sync wrapper of arun_prepared)."""
+    return asyncio.run(arun_prepared(prepared, **options))
+
+
+async def arun_prepared(prepared: Prepared, **options: Any) -> EvalRunResult:
+    """Run `prepared` as it was validated: nothing is checked again. `options` as RunOptions; give the
+    store that validated it (a resume reads its run from there), and the same llm / generator_llm."""
+    opts = RunOptions(**options)
+    store = _open_store(opts.store)
+    try:
+        return await _Run(store, opts, prepared).run()
+    finally:
+        _close_owned(store, opts)
+
+
+def _close_owned(store: Store | None, opts: RunOptions) -> None:
+    if store is not None and store is not opts.store:  # opened here from a URL or the default
+        store.close()
 
 
 class _Run:
@@ -236,7 +272,7 @@ class _Run:
                 summary=scored.summary,
                 versions=versions,
             )
-        if p.config.output:
+        if p.config.output and self.opts.write_outputs:
             write_outputs(result, p.config.output)
         return result
 
@@ -253,4 +289,12 @@ def judge_versions(p: Prepared) -> dict[str, str]:
     return out
 
 
-__all__ = ["RunOptions", "arun_evaluation", "package_versions", "run_evaluation"]
+__all__ = [
+    "RunOptions",
+    "arun_evaluation",
+    "arun_prepared",
+    "package_versions",
+    "prepare_run",
+    "run_evaluation",
+    "run_prepared",
+]

@@ -111,6 +111,12 @@ def query_usage_cells(result: QueryEvalResult) -> list[str]:
     return [str(line.calls), str(line.input_tokens), str(line.output_tokens), cost]
 
 
-def write_outputs(result: EvalRunResult, json_path: str | Path) -> tuple[Path, Path]:
-    """The JSON and the CSV beside it."""
-    return write_json(result, json_path), write_csv(result, csv_path_for(json_path))
+def write_outputs(
+    result: EvalRunResult, json_path: str | Path, *, raw: bool = False, source: str | None = None
+) -> tuple[Path, Path]:
+    """The JSON and the CSV beside it (`raw`: CSV cells as they are); what the run API and `ragmeter run`
+    both write. An unwritable path is an InputError naming `source`."""
+    return (
+        write_json(result, json_path, source=source),
+        write_csv(result, csv_path_for(json_path), raw=raw, source=source),
+    )
