@@ -59,9 +59,9 @@ PEERS: dict[str, set[str]] = {
     "ragmeter.run": {"ragmeter.distributed"},  # the Ray executor starts Ray through distributed.cluster
     "ragmeter.systems": {"ragmeter.datasets", "ragmeter.semantic", "ragmeter.ir", "ragmeter.store"},
     "ragmeter.datasets": {"ragmeter.store"},  # ingesting a corpus writes it to the store
-    # the registry knows the IR engine's measures, and a judge metric's version is its prompt's (the prompt
-    # texts alone: a module, not the judges package, and a leaf itself, see ONLY)
-    "ragmeter.metrics": {"ragmeter.ir", "ragmeter.judges.prompts"},
+    # the registry knows the IR engine's measures; the other families declare their records beside their
+    # code (text/, semantic/, judges/ import the record type) and the registry loads those by name
+    "ragmeter.metrics": {"ragmeter.ir"},
     "ragmeter.judges": {"ragmeter.metrics"},
     "ragmeter.text": {"ragmeter.metrics"},
     "ragmeter.semantic": {"ragmeter.metrics"},
@@ -215,8 +215,10 @@ def test_imports_run_one_way() -> None:
         ("ragmeter.score.finish", "ragmeter.run.rescore", False),
         ("ragmeter.judges.core", "ragmeter.store", False),
         ("ragmeter.records", "ragmeter.systems.external", False),
-        ("ragmeter.metrics.builtin", "ragmeter.judges.prompts", True),
+        ("ragmeter.metrics.builtin", "ragmeter.judges.prompts", False),
         ("ragmeter.metrics.builtin", "ragmeter.judges.answer", False),
+        ("ragmeter.judges.specs", "ragmeter.metrics.spec", True),
+        ("ragmeter.text.specs", "ragmeter.metrics.spec", True),
         ("ragmeter.judges.prompts", "ragmeter.models", False),
     ],
 )

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ragmeter.cli.demo import _judge_hint, _short
+from ragmeter.cli.demo import _judge_hint, _short, judged_lexical
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -112,7 +112,8 @@ def test_demo_generates_and_judges_the_sample_with_the_local_model(tmp_path: Pat
         block = out[out.index(q["question"]) :]
         assert f"generated answer: {_short(q['answer'])}" in block
         assert (
-            "lexical: exact_match" in block and f"token_f1 {q['metrics']['token_f1']['value']:.2f}" in block
+            f"lexical: {judged_lexical()[0]}" in block
+            and f"token_f1 {q['metrics']['token_f1']['value']:.2f}" in block
         )
         for judge in ("retrieval_grade", "answer_correctness"):
             m = q["metrics"][judge]

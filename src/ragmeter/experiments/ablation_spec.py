@@ -224,11 +224,10 @@ def validate_experiment(spec: ExperimentSpec, dataset: EvalDataset | None = None
 def planned_names(plan: MetricPlan, *, evaluate_generation: bool) -> set[str]:
     """The metric names a run with this plan produces (lexical ones only when it generates answers)."""
     names = {*plan.retrieval, *plan.judges, *plan.custom}
-    if plan.total_score:  # and the grade summary derived from it (pass rates, averages: the registry's)
-        names.add("total_score")
-        names |= {s.name for s in metrics.specs() if s.stage == "summary" and s.family == "judge"}
+    if plan.total_score:  # and the grade summary derived from it (pass rates, averages): the registry's
+        names |= {s.name for s in metrics.specs() if s.family == "judge" and s.stage in ("run", "summary")}
     if plan.semantic:
-        names.add("sbert_similarity")
+        names |= {s.name for s in metrics.specs() if s.family == "semantic" and s.plannable}
     if evaluate_generation:
         names |= set(plan.lexical or [s.name for s in metrics.specs() if s.family == "lexical"])
     return names

@@ -6,7 +6,9 @@
     rm.register("answer_length", lambda i: float(len((i.answer or "").split())),
                 range=(0, None), higher_is_better=False, scale="words")
 
-`ragmeter metrics list [--format json]` prints the registry.
+`ragmeter metrics list [--format json]` prints the registry. Each family declares its records beside its
+code; the lexical, semantic and judge records load on first need (registry.FAMILY_MODULES), so importing
+this package loads no judge, model or text metric.
 """
 
 from __future__ import annotations
@@ -14,13 +16,16 @@ from __future__ import annotations
 from ragmeter.metrics import builtin as _builtin
 from ragmeter.metrics import diagnosis as _diagnosis
 from ragmeter.metrics.registry import (
+    HEADLINE_K,
     canonical,
     check,
     family_of,
     get,
     headline,
+    headline_cutoff,
     higher_is_better,
     known_names,
+    load_families,
     lookup,
     register,
     sort_key,
@@ -31,9 +36,9 @@ from ragmeter.metrics.spec import MetricSpec, ScoreInput
 
 _builtin.load()
 _diagnosis.load()
-_builtin.name_computations()
 
 __all__ = [
+    "HEADLINE_K",
     "MetricSpec",
     "ScoreInput",
     "canonical",
@@ -41,8 +46,10 @@ __all__ = [
     "family_of",
     "get",
     "headline",
+    "headline_cutoff",
     "higher_is_better",
     "known_names",
+    "load_families",
     "lookup",
     "register",
     "sort_key",

@@ -3,11 +3,19 @@
 Nobody else keeps a list of metric names, directions or ranges: the runner asks which metrics a run
 computes, the gate and `--metrics` ask whether a name exists, compare/report/ablations ask for direction,
 range and scale, the aggregator asks how to build an interval.
+
+Each metric family declares its records beside its code: the retrieval, diagnosis, latency and agreement
+records in this package, the lexical ones in `ragmeter.text.specs`, the semantic ones in
+`ragmeter.semantic.specs`, the judges' in `ragmeter.judges.specs` (FAMILY_MODULES). Those three are loaded
+the first time a name is not found among the records loaded so far, or the whole list is asked for, so that
+`ragmeter eval` (retrieval measures only) never imports text/, semantic/ or judges/.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -17,6 +25,27 @@ from ragmeter.metrics.spec import Family, Interval, MetricSpec, ScoreInput, Stag
 _SPECS: dict[str, MetricSpec] = {}  # canonical name (or family template such as "ndcg@k") -> spec
 _ALIASES: dict[str, str] = {}
 _LATENCY = re.compile(r"^latency_([a-z0-9_]+)_ms$")
+
+# Modules that declare a family's records beside its code, each as a tuple `SPECS` of MetricSpec; light
+# modules (no model, no LLM client), imported by name because the registry sits below those families.
+FAMILY_MODULES: tuple[str, ...] = ("ragmeter.text.specs", "ragmeter.semantic.specs", "ragmeter.judges.specs")
+_pending: list[str] = list(FAMILY_MODULES)
+_loading = threading.RLock()
+
+
+def load_families() -> None:
+    """Collect the records of every family module not loaded yet (idempotent, thread-safe)."""
+    with _loading:
+        while _pending:
+            module = importlib.import_module(_pending[0])
+            for spec in module.SPECS:
+                _add(spec)
+            _pending.pop(0)
+
+
+def loaded_families() -> list[str]:
+    """The family modules whose records are in the registry now (a test asks: eval loads none)."""
+    return [m for m in FAMILY_MODULES if m not in _pending]
 
 
 def _add(spec: MetricSpec, *, replace: bool = False) -> MetricSpec:
@@ -41,11 +70,13 @@ def register(
     version: str = "1",
     description: str = "",
     aliases: Sequence[str] = (),
+    headline: int = 0,
     replace: bool = False,
 ) -> MetricSpec:
     """Register a metric of your own in one call. `compute(inp: ScoreInput) -> float | None` is called
     once per answered query (None = undefined for that query); its values are aggregated, compared,
-    gated, exported and reported like every built-in metric.
+    gated, exported and reported like every built-in metric. `headline` > 0 makes it a headline metric
+    of that rank (1 = first: the runs list, the viewer and the demo show it before the others).
 
         ragmeter.metrics.register("answer_length", lambda i: float(len((i.answer or "").split())),
                                   range=(0, None), higher_is_better=False, scale="words")
@@ -57,22 +88,12 @@ def register(
     lo, hi = range
     if lo is not None and hi is not None and lo >= hi:
         raise InputError(f"metric {name!r}: range {range} is empty", source="metrics")
+    load_families()  # a user metric may not take a built-in's name, loaded yet or not
     scale = scale or (f"{lo:g}-{hi:g}" if lo is not None and hi is not None else "unbounded")
-    return declare(
-        name,
-        "custom",
-        "query",
-        inputs,
-        (lo, hi),
-        higher_is_better=higher_is_better,
-        scale=scale,
-        interval=interval,
-        version=version,
-        description=description,
-        aliases=tuple(aliases),
-        compute=compute,
-        replace=replace,
-    )
+    shown: dict[str, Any] = {"scale": scale, "interval": interval, "version": version}
+    shown |= {"description": description, "aliases": tuple(aliases), "compute": compute, "headline": headline}
+    spec = MetricSpec(name, "custom", "query", tuple(inputs), (lo, hi), higher_is_better, **shown)
+    return _add(spec, replace=replace)
 
 
 def unregister(name: str) -> None:
@@ -96,21 +117,17 @@ def declare(
     replace: bool = False,
     **kw: Any,
 ) -> MetricSpec:
-    """Register a metric record (the built-ins in ragmeter.metrics.builtin; `register` for user metrics)."""
-    spec = MetricSpec(
-        name=name,
-        family=family,
-        stage=stage,
-        inputs=tuple(inputs),
-        range=range,
-        higher_is_better=higher_is_better,
-        **kw,
+    """Register a metric record now (the retrieval family in ragmeter.metrics.builtin; `register` for user
+    metrics). A family declared beside its code lists its records in a module of FAMILY_MODULES instead."""
+    return _add(
+        MetricSpec(name, family, stage, tuple(inputs), range, higher_is_better, **kw), replace=replace
     )
-    return _add(spec, replace=replace)
 
 
 def lookup_template(name: str) -> MetricSpec:
     """A registered record by its exact name, family templates (`ndcg@k`) included."""
+    if name not in _SPECS:
+        load_families()
     return _SPECS[name]
 
 
@@ -130,7 +147,15 @@ def _retrieval(name: str) -> MetricSpec | None:
 
 def lookup(name: str) -> MetricSpec | None:
     """The spec of a concrete metric name (aliases and trec_eval names accepted), or None."""
-    key = name.strip()
+    spec = _find(name.strip())
+    if spec is None and _pending:
+        load_families()
+        spec = _find(name.strip())
+    return spec
+
+
+def _find(key: str) -> MetricSpec | None:
+    """`lookup` among the records loaded so far."""
     if key in _SPECS and not _SPECS[key].parameters:
         return _SPECS[key]
     if key in _ALIASES and not _SPECS[_ALIASES[key]].parameters:
@@ -160,6 +185,7 @@ def check(names: Iterable[str], *, source: str = "metrics") -> list[str]:
 
 def specs() -> list[MetricSpec]:
     """Every registered record (families as templates), in display order."""
+    load_families()
     return sorted(_SPECS.values(), key=lambda s: (_FAMILY_ORDER.index(s.family), _order(s.name)))
 
 
@@ -204,9 +230,20 @@ def family_of(name: str) -> str | None:
     return None if spec is None else spec.family
 
 
+# The cut-off shown for a family@k when nothing else is asked for (headline_cutoff).
+HEADLINE_K = 10
+
+
+def headline_cutoff(ks: Iterable[int], preferred: int | None = None) -> int:
+    """The one cut-off of a family@k shown first: `preferred` (a record's headline_k) when present, else
+    HEADLINE_K when present, else the largest."""
+    have = set(ks)
+    return preferred if preferred in have else (HEADLINE_K if HEADLINE_K in have else max(have))
+
+
 def headline(names: Iterable[str], *, limit: int | None = None) -> list[str]:
     """The headline metrics among `names`, best first: the registry's declared headline metrics, one
-    cut-off per family (its headline_k when present, else 10, else the largest)."""
+    cut-off per family (headline_cutoff with its headline_k)."""
     by_family: dict[str, list[tuple[int, str]]] = {}
     ranked: list[tuple[int, str]] = []
     for name in dict.fromkeys(names):
@@ -225,7 +262,6 @@ def headline(names: Iterable[str], *, limit: int | None = None) -> list[str]:
     for base, options in by_family.items():
         template = _SPECS[f"{base}@k"]
         ks = {k: n for k, n in options}
-        pick = template.headline_k if template.headline_k in ks else (10 if 10 in ks else max(ks))
-        ranked.append((template.headline, ks[pick]))
+        ranked.append((template.headline, ks[headline_cutoff(ks, template.headline_k)]))
     out = [name for _, name in sorted(ranked)]
     return out[:limit] if limit is not None else out

@@ -54,8 +54,12 @@ class MetricSpec:
     # for a family, the cut-off shown is headline_k when the run has it.
     headline: int = 0
     headline_k: int | None = None
-    # False: computed only when a run names it (costly judges such as the rc_* claim metrics).
+    # False: computed only when a run names it (costly judges such as the rc_* claim metrics, the retrieval
+    # measures beyond recall/precision/ndcg/hit@k, mrr and map). The metric plan's defaults are these.
     default: bool = True
+    # False: a run's `--metrics` may not name it: measured anyway (latency), computed by experiments
+    # (agreement statistics) or by the library only (the cross-encoder).
+    plannable: bool = True
     # User metrics: fn(ScoreInput) -> float | None, called per query by the scorer.
     compute: Callable[[ScoreInput], float | None] | None = field(default=None, compare=False, repr=False)
     # Built-in metrics: "module:attribute" of the code that computes the values (a function, or a Judge).
@@ -109,6 +113,7 @@ class MetricSpec:
             "parameters": list(self.parameters),
             "headline": self.headline,
             "default": self.default,
+            "plannable": self.plannable,
             "computed_by": self.computed_by or ("user function" if self.compute is not None else ""),
             "description": self.description,
         }

@@ -15,7 +15,7 @@ from ragmeter import metrics as registry
 from ragmeter.models import EvalRunResult
 
 _AT_K = re.compile(r"^(?P<family>[A-Za-z_][\w.\-]*)@(?P<k>\d+)$")
-HEADLINE_K = 10
+HEADLINE_K = registry.HEADLINE_K  # the cut-off shown first when a run has it (the registry's rule)
 _TIE = 1e-12
 
 
@@ -36,8 +36,9 @@ def display_order(names: Sequence[str]) -> list[str]:
 
 
 def headline_metrics(names: Sequence[str]) -> list[str]:
-    """One cut-off per family@k (k=10 where present, else the largest) plus every metric without a cut-off,
-    in display order. The other cut-offs stay in the tables and in the metric@k plot."""
+    """One cut-off per family@k (the registry's headline_cutoff: k=10 where present, else the largest) plus
+    every metric without a cut-off, in display order. The other cut-offs stay in the tables and in the
+    metric@k plot."""
     cutoffs: dict[str, list[int]] = {}
     for name in names:
         parsed = split_at_k(name)
@@ -50,8 +51,7 @@ def headline_metrics(names: Sequence[str]) -> list[str]:
             keep.append(name)
             continue
         family, k = parsed
-        ks = cutoffs[family]
-        if k == (HEADLINE_K if HEADLINE_K in ks else max(ks)):
+        if k == registry.headline_cutoff(cutoffs[family]):
             keep.append(name)
     return display_order(keep)
 

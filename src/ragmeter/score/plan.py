@@ -1,19 +1,22 @@
 """Which metrics a run computes: its `metrics` list and cut-offs read through the metric registry.
 
-With no list: every default metric (retrieval measures at each cut-off plus mrr and map, every lexical
-metric that applies, SBERT similarity when installed, the judges when a judge is set, every user metric).
+With no list: every default metric (the registry's `default` records: the retrieval measures it marks
+default, at each cut-off for a family@k; every lexical metric that applies; the default semantic metric when
+installed; the default judges when a judge is set; every user metric).
 With a list, per family: the named retrieval measures (else the defaults), the named lexical metrics (else
-all), the named judges (else the defaults), SBERT only when named, user metrics only when named.
+all), the named judges (else the defaults), the semantic metric only when named, user metrics only when
+named. A record with `plannable=False` (latency, agreement statistics, the cross-encoder) cannot be named.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ragmeter.errors import InputError
 
-DEFAULT_RETRIEVAL = ("recall", "precision", "ndcg", "hit")
+# The metrics the run level computes by name (score/runlevel.py): the semantic batch and the total score.
 SEMANTIC = "sbert_similarity"
 TOTAL_SCORE = "total_score"
 RETRIEVAL_GRADE = "retrieval_grade"
@@ -30,11 +33,29 @@ class MetricPlan:
     diagnosis: bool = True  # the failure class of each query (ragmeter.score.classes), no LLM call
 
 
-def judge_names() -> list[str]:
-    """The per-query judge metrics a judged run computes by default (opt-in ones only when named)."""
+def judge_names(*, evaluate_generation: bool = True) -> list[str]:
+    """The per-query judge metrics a judged run computes by default (opt-in ones only when named); without
+    generation, those that read no answer (the retrieval grade)."""
     import ragmeter.metrics as rm
 
-    return [s.name for s in rm.specs() if s.family == "judge" and s.stage == "query" and s.default]
+    judges = [s for s in rm.specs() if s.family == "judge" and s.stage == "query" and s.default]
+    return [s.name for s in judges if evaluate_generation or "answer" not in s.inputs]
+
+
+def default_retrieval(cutoffs: Sequence[int]) -> list[str]:
+    """The retrieval measures the registry marks default: a family@k at each cut-off, then the others."""
+    import ragmeter.metrics as rm
+
+    defaults = [s for s in rm.specs() if s.family == "retrieval" and s.default]
+    at_k = [f"{s.name.removesuffix('@k')}@{k}" for s in defaults if s.parameters for k in cutoffs]
+    return at_k + [s.name for s in defaults if not s.parameters]
+
+
+def semantic_names() -> list[str]:
+    """The semantic metrics a run computes (the registry's plannable semantic records)."""
+    import ragmeter.metrics as rm
+
+    return [s.name for s in rm.specs() if s.family == "semantic" and s.plannable]
 
 
 def plan_metrics(
@@ -59,42 +80,58 @@ def plan_metrics(
     by_family: dict[str, list[str]] = {}
     for name in dict.fromkeys(names):
         spec = rm.get(name, source=source)
-        if spec.family in ("latency", "agreement"):
-            raise InputError(
-                f"{name!r} is not computed per run from outputs ({spec.family}); leave it out", source=source
-            )
-        if spec.family == "semantic" and name != SEMANTIC:
-            raise InputError(f"{name!r} is not computed by runs; use {SEMANTIC}", source=source)
+        if not spec.plannable:
+            raise InputError(_not_plannable(spec), source=source)
         by_family.setdefault(spec.family, []).append(name)
-    retrieval = by_family.get("retrieval") or [f"{f}@{k}" for f in DEFAULT_RETRIEVAL for k in ks] + [
-        "mrr",
-        "map",
-    ]
-    named_judges = _judges(by_family)
+    retrieval = by_family.get("retrieval") or default_retrieval(ks)
     judges: list[str] = []
     if judged:
-        judges = named_judges or (judge_names() if evaluate_generation else [RETRIEVAL_GRADE])
+        judges = _judges(by_family) or judge_names(evaluate_generation=evaluate_generation)
     lexical = by_family.get("lexical")
+    wanted_semantic = not metrics or bool(by_family.get("semantic"))
     return MetricPlan(
         retrieval=tuple(retrieval),
         lexical=tuple(lexical) if lexical else None,
         judges=tuple(judges),
-        semantic=evaluate_generation and semantic and (not metrics or SEMANTIC in names),
+        semantic=evaluate_generation and semantic and wanted_semantic,
         custom=tuple(by_family.get("custom", []) if metrics else _custom_names()),
-        total_score=RETRIEVAL_GRADE in judges,
+        total_score=bool(_run_level_judges(judges)),
         diagnosis=not strict or "diagnosis" in by_family,
     )
 
 
-def _judges(by_family: dict[str, list[str]]) -> list[str]:
-    """The per-query judges named; total_score and the grade summaries (pass rates, averages) are computed
-    from retrieval_grade, so naming them asks for that judge."""
+def _not_plannable(spec: Any) -> str:
+    """Why a run cannot compute `spec`, and what to name instead when its family has a metric runs compute."""
     import ragmeter.metrics as rm
 
-    names = by_family.get("judge", [])
-    named = [n for n in names if rm.get(n).stage == "query"]
-    if len(named) < len(names) and RETRIEVAL_GRADE not in named:
-        named.append(RETRIEVAL_GRADE)
+    instead = [s.name for s in rm.specs() if s.family == spec.family and s.plannable]
+    if instead:
+        return f"{spec.name!r} is not computed by runs; use {', '.join(instead)}"
+    return f"{spec.name!r} is not computed per run from outputs ({spec.family}); leave it out"
+
+
+def _run_level_judges(judges: Sequence[str]) -> list[str]:
+    """The run-level judge metrics (the total score) computed from the per-query judges planned."""
+    import ragmeter.metrics as rm
+
+    return [
+        s.name for s in rm.specs() if s.family == "judge" and s.stage == "run" and set(s.inputs) & set(judges)
+    ]
+
+
+def _judges(by_family: dict[str, list[str]]) -> list[str]:
+    """The per-query judges named, plus the ones a named run-level or summary judge metric is computed from
+    (its registry inputs, followed down: a pass rate reads total_score, which reads retrieval_grade)."""
+    import ragmeter.metrics as rm
+
+    named: list[str] = []
+    todo = list(by_family.get("judge", []))
+    while todo:
+        spec = rm.get(todo.pop(0))
+        if spec.stage == "query":
+            named += [spec.name] if spec.name not in named else []
+        else:
+            todo += [n for n in spec.inputs if (s := rm.lookup(n)) is not None and s.family == "judge"]
     return named
 
 
@@ -102,3 +139,24 @@ def _custom_names() -> list[str]:
     import ragmeter.metrics as rm
 
     return [s.name for s in rm.specs() if s.family == "custom"]
+
+
+def __getattr__(name: str) -> Any:
+    """DEFAULT_RETRIEVAL was a list of this module's own: the registry's `default` records replace it."""
+    import warnings
+
+    if name != "DEFAULT_RETRIEVAL":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        "ragmeter.score.plan.DEFAULT_RETRIEVAL is deprecated: use ragmeter.score.plan.default_retrieval(cutoffs) "
+        "(the registry's retrieval records with default=True)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    import ragmeter.metrics as rm
+
+    return tuple(
+        s.name.removesuffix("@k")
+        for s in rm.specs()
+        if s.family == "retrieval" and s.default and s.parameters
+    )
