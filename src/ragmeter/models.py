@@ -276,6 +276,9 @@ class EvalRunResult(BaseModel):
     record: dict[str, Any] | None = None
     # Judge means corrected with the dataset's human labels: {judge metric: PPIEstimate}; empty without labels.
     ppi: dict[str, PPIEstimate] = Field(default_factory=dict)
+    # A sequential run (`--sequential`): {"stopped_early", "decision", "gates": {metric: {"decision",
+    # "interval", ...}}, "queries_used", "saved", ...} (ragmeter.run.sequential); None otherwise.
+    sequential: dict[str, Any] | None = None
 
     def system_label(self) -> str:
         """What was evaluated, as lists show it: `builtin (hybrid)` only for the built-in pipeline; an

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragmeter.models import EvalConfig, EvalDataset, EvalRunResult, QueryEvalResult
 from ragmeter.run.prepare import Prepared, validate
+from ragmeter.run.sequential import SequentialGate, gate_for_run, sequential_block
 
 if TYPE_CHECKING:
     from ragmeter.store import Store
@@ -137,6 +138,7 @@ class _Run:
         self.store, self.opts, self.p = store, opts, prepared
         self.run_id: str | None = None
         self.results: dict[str, QueryEvalResult] = {}
+        self.gate: SequentialGate | None = None  # --sequential: stops once every gate is decided
 
     def _start(self) -> datetime:
         p, store = self.p, self.store
@@ -166,6 +168,10 @@ class _Run:
         started = self._start()
         try:
             pending = [(i, q) for i, q in enumerate(self.p.queries) if q.query_id not in self.results]
+            earlier = self.p.resumed.sequential if self.p.resumed is not None else None
+            self.gate = gate_for_run(self.p.config, self.p.queries, self.results, earlier)
+            if self.gate is not None:  # the seeded order; nothing left once the stored results decide
+                pending = [] if self.gate.settled else self.gate.pending_in_order(self.results)
             await self._execute(pending)
             return await self._finish(started)
         except (KeyboardInterrupt, asyncio.CancelledError):
@@ -201,11 +207,12 @@ class _Run:
         n_failed = sum(r.status == "failed" for r in self.results.values())
         progress = Progress(len(self.p.queries), len(self.results), n_failed, enabled=self.opts.progress)
 
-        def on_result(position: int, result: QueryEvalResult) -> None:
+        def on_result(position: int, result: QueryEvalResult) -> bool:
             if self.store is not None and self.run_id is not None:
                 self.store.add_query_result(self.run_id, result, position=position)
             self.results[result.query_id] = result
             progress.advance(failed=result.status == "failed")
+            return self.gate is not None and self.gate.observe(result)  # True: start no further query
 
         heartbeat = asyncio.create_task(self._heartbeat())
         try:
@@ -242,6 +249,10 @@ class _Run:
             correct_if=p.config.extra.get("correct_if"),
         )
         versions = {**package_versions(), **judge_versions(p)}
+        earlier = p.resumed.sequential if p.resumed is not None else None
+        sequential = sequential_block(self.gate, earlier, len(results), scored.usage)
+        if sequential is not None:
+            scored.summary["sequential"] = sequential
         result = EvalRunResult(
             run_id=self.run_id,
             name=p.resumed.name if p.resumed is not None else self.opts.name,
@@ -260,6 +271,7 @@ class _Run:
             usage=scored.usage,
             record=p.record.dump(),
             ppi=scored.ppi,
+            sequential=sequential,
         )
         if self.store is not None and self.run_id is not None:
             self.store.put_metric_values(self.run_id, scored.run_level)

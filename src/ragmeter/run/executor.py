@@ -2,7 +2,8 @@
 
 An executor gets the run record, the pending queries (position in the run, query) and a callback; it calls
 `on_result(position, result)` once per query as each completes, in any order, from the event loop of
-`execute`. The caller stores each result at once (crash-safe) and scores the run afterwards from the store.
+`execute`, and hands the queries out in the order given. When `on_result` returns True (a sequential gate
+is settled) no further query is handed out: those in flight finish and are delivered, then `execute` returns. The caller stores each result at once (crash-safe) and scores the run afterwards from the store.
 Workers build their system and LLM clients FROM THE RECORD (`QueryWorker.build`), so a remote executor
 (Ray) ships the record and the queries, not Python objects. See docs/architecture.md.
 """
@@ -18,7 +19,15 @@ from ragmeter.models import EvalDataset, EvalQuery, QueryEvalResult
 from ragmeter.records import RunRecord
 from ragmeter.run.loop import QueryWorker
 
-OnResult = Callable[[int, QueryEvalResult], Awaitable[None] | None]
+OnResult = Callable[[int, QueryEvalResult], Awaitable[bool | None] | bool | None]
+
+
+async def deliver(on_result: OnResult, position: int, result: QueryEvalResult) -> bool:
+    """Hand one result to the caller; True when the caller asks that no further query be started."""
+    done = on_result(position, result)
+    if inspect.isawaitable(done):
+        done = await done
+    return bool(done)
 
 
 class Executor(Protocol):
@@ -64,16 +73,17 @@ class LocalExecutor:
         for item in pending:
             queue.put_nowait(item)
 
+        stop = asyncio.Event()
+
         async def run_one() -> None:
-            while True:
+            while not stop.is_set():
                 try:
                     position, query = queue.get_nowait()
                 except asyncio.QueueEmpty:
                     return
                 result = await worker.evaluate(query)
-                done = on_result(position, result)
-                if inspect.isawaitable(done):
-                    await done
+                if await deliver(on_result, position, result):
+                    stop.set()
 
         n = max(1, min(self.concurrency or record.concurrency, len(pending)))
         try:

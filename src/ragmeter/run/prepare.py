@@ -18,6 +18,7 @@ from ragmeter.errors import InputError
 from ragmeter.models import EvalConfig, EvalDataset, EvalQuery, EvalRunResult
 from ragmeter.records import CONTEXT_K, DatasetRef, RunRecord, llm_ref
 from ragmeter.run.record import system_ref
+from ragmeter.run.sequential import sequential_spec
 from ragmeter.score.classes import parse_rule
 from ragmeter.score.plan import MetricPlan, plan_metrics
 
@@ -104,6 +105,7 @@ def validate(
     if context_k < 1:
         raise InputError(f"context_k must be at least 1, not {context_k}", source="extra.context_k")
     parse_rule(config.extra.get("correct_if"))  # a bad rule is refused before anything is stored
+    sequential_spec(config)  # --sequential: its gates and alpha
     publics = _check_llms(config, llm, generator_llm)
     queries = sample_queries(data, config.limit, config.seed)
     if not queries:

@@ -15,7 +15,6 @@ every actor is gone, the run stops and is resumable.
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
@@ -23,7 +22,7 @@ from typing import Any
 from ragmeter.distributed.cluster import ensure_ray
 from ragmeter.models import EvalDataset, EvalQuery, QueryEvalResult
 from ragmeter.records import RunRecord
-from ragmeter.run.executor import OnResult
+from ragmeter.run.executor import OnResult, deliver
 
 DEFAULT_CONCURRENCY_PER_WORKER = 8
 # A query whose actor died (after Ray's own restarts and retries) goes to another actor this many times in all.
@@ -104,16 +103,16 @@ class RayExecutor:
         dead: set[int] = set()
         attempts: dict[int, int] = {}
         remaining = [len(pending)]  # queries not yet delivered (a requeued one is still remaining)
+        stop = asyncio.Event()  # on_result asked for no further query (a settled sequential gate)
 
-        async def deliver(position: int, result: QueryEvalResult) -> None:
+        async def hand_back(position: int, result: QueryEvalResult) -> None:
             remaining[0] -= 1
-            done = on_result(position, result)
-            if inspect.isawaitable(done):
-                await done
+            if await deliver(on_result, position, result):
+                stop.set()
 
         async def drive(actor_index: int) -> None:
             actor = self.actors[actor_index]
-            while actor_index not in dead:
+            while actor_index not in dead and not stop.is_set():
                 try:
                     position, query = queue.get_nowait()
                 except asyncio.QueueEmpty:
@@ -135,7 +134,7 @@ class RayExecutor:
                     result = _failed(query, f"its worker died {attempts[position]} times: {_reason(exc)}")
                 except RayError as exc:  # the task raised inside the worker, after Ray's retries
                     result = _failed(query, f"ray worker error: {_reason(exc)}")
-                await deliver(position, result)
+                await hand_back(position, result)
 
         try:
             await asyncio.gather(*(drive(i) for i in range(len(self.actors)) for _ in range(per)))

@@ -30,4 +30,5 @@ def run_result(row: Any, per_query: list[QueryEvalResult]) -> EvalRunResult:
         usage=summary.get("usage"),
         record=row.record,
         ppi=summary.get("ppi") or {},
+        sequential=summary.get("sequential"),
     )
