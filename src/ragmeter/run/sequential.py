@@ -123,6 +123,10 @@ class SequentialGate:
     def passed(self) -> bool | None:
         return all(bool(d) for d in self.decisions.values()) if self.settled else None
 
+    def value(self, query_id: str, metric: str) -> float | None:
+        """The value of a gated metric that the gate took for a finished query (None: missing)."""
+        return self._values[query_id][metric]
+
     def pending_in_order(self, done: Mapping[str, Any]) -> list[tuple[int, EvalQuery]]:
         """The queries still to evaluate, as (position, query), in the gate's order."""
         return [(i, self.queries[i]) for i in self.order if self.queries[i].query_id not in done]
