@@ -189,6 +189,11 @@ def print_run(result: EvalRunResult, *, store_url: str | None = None) -> None:
     if result.ppi:
         out.print(ppi_table(result))
     print_usage(result)
+    if result.sequential:
+        from ragmeter.run.sequential import describe_sequential
+
+        for line in describe_sequential(result.sequential):
+            out.print(t(line))
     for note in result.notes:
         out.print(f"note: {t(note)}")
     if result.error:

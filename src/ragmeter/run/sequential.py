@@ -280,3 +280,36 @@ def sequential_block(
     if earlier and earlier.get("stopped_early"):
         return {"stopped_early": False, "resumed_after_stop": dict(earlier)}
     return dict(earlier) if earlier else None
+
+
+def describe_sequential(block: Mapping[str, Any] | None) -> list[str]:
+    """The sequential block of a run in words, for `ragmeter run` and `runs show`."""
+    if not block:
+        return []
+    earlier = block.get("resumed_after_stop")
+    if earlier:
+        return [
+            f"sequential: stopped early at {earlier.get('queries_evaluated')} of {earlier.get('queries_total')} "
+            f"queries ({earlier.get('decision')}), then resumed to the full run; the gates are the full run's"
+        ]
+    used, total = block.get("queries_used"), block.get("queries_total")
+    head = "stopped early" if block.get("stopped_early") else "not stopped early"
+    lines = [
+        f"sequential gate: {block.get('decision')} ({head}; decided on the first {used} of {total} queries "
+        f"in seeded order {block.get('order_seed')}, {block.get('queries_evaluated')} evaluated, "
+        f"alpha {block.get('alpha')})"
+    ]
+    for metric, gate in (block.get("gates") or {}).items():
+        interval = gate.get("interval")
+        shown = "-" if not interval else f"[{interval[0]:.4f}, {interval[1]:.4f}]"
+        op = ">=" if gate.get("higher_is_better", True) else "<="
+        lines.append(f"  {metric} {op} {gate.get('threshold'):g}: {gate.get('decision')}, interval {shown}")
+    saved = block.get("saved")
+    if saved:
+        cost = saved.get("total_cost_usd")
+        lines.append(
+            f"  saved (estimate, {saved.get('method')}): {saved.get('queries_not_evaluated')} queries, "
+            f"{saved.get('judge_calls') or 0:.0f} judge calls"
+            + ("" if cost is None else f", ${cost:.4f}")
+        )
+    return lines
