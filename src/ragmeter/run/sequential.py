@@ -309,7 +309,6 @@ def describe_sequential(block: Mapping[str, Any] | None) -> list[str]:
         cost = saved.get("total_cost_usd")
         lines.append(
             f"  saved (estimate, {saved.get('method')}): {saved.get('queries_not_evaluated')} queries, "
-            f"{saved.get('judge_calls') or 0:.0f} judge calls"
-            + ("" if cost is None else f", ${cost:.4f}")
+            f"{saved.get('judge_calls') or 0:.0f} judge calls" + ("" if cost is None else f", ${cost:.4f}")
         )
     return lines
