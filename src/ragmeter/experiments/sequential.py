@@ -34,6 +34,7 @@ from ragmeter.score.confseq import (
     TRUNCATION,
     BoolArray,
     FloatArray,
+    GateState,
     decide,
     wor_confidence_sequence,
 )
@@ -47,25 +48,6 @@ __all__ = [
     "simulate_gates",
     "wor_confidence_sequence",
 ]
-
-
-@dataclass(frozen=True)
-class GateState:
-    """Where the gates stand after `used` of `population` queries."""
-
-    used: int
-    population: int
-    bounds: dict[str, tuple[float, float]]  # per metric: the confidence sequence's current bounds
-    decisions: dict[str, bool | None]  # per metric: True pass, False fail, None not settled yet
-
-    @property
-    def settled(self) -> bool:
-        return all(d is not None for d in self.decisions.values())
-
-    @property
-    def passed(self) -> bool | None:
-        """Every gate passes (None while any is unsettled)."""
-        return all(bool(d) for d in self.decisions.values()) if self.settled else None
 
 
 def gate_state(

@@ -26,6 +26,7 @@ import numpy as np
 
 from ragmeter.errors import InputError
 from ragmeter.models import EvalConfig, EvalQuery, QueryEvalResult
+from ragmeter.score.confseq import GateState
 from ragmeter.score.plan import RETRIEVAL_GRADE, SEMANTIC, TOTAL_SCORE
 
 SEQUENTIAL_KEY = "sequential"  # config.extra[SEQUENTIAL_KEY] = {"gates": {metric: threshold}, "alpha": a}
@@ -116,12 +117,16 @@ class SequentialGate:
             self.decisions[metric] = None
 
     @property
+    def state(self) -> GateState:
+        return GateState(self.used, len(self.queries), dict(self.bounds), dict(self.decisions))
+
+    @property
     def settled(self) -> bool:
-        return all(d is not None for d in self.decisions.values())
+        return self.state.settled
 
     @property
     def passed(self) -> bool | None:
-        return all(bool(d) for d in self.decisions.values()) if self.settled else None
+        return self.state.passed
 
     def value(self, query_id: str, metric: str) -> float | None:
         """The value of a gated metric that the gate took for a finished query (None: missing)."""

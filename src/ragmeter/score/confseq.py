@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -82,3 +83,22 @@ def decide(lower: Any, upper: Any, threshold: Any, higher: Any) -> tuple[Any, An
     passes = np.where(higher, lower >= threshold, upper <= threshold)
     fails = np.where(higher, upper < threshold, lower > threshold)
     return passes | fails, passes
+
+
+@dataclass(frozen=True)
+class GateState:
+    """Where the gates stand after `used` of `population` queries."""
+
+    used: int
+    population: int
+    bounds: dict[str, tuple[float, float]]  # per metric: the confidence sequence's current bounds
+    decisions: dict[str, bool | None]  # per metric: True pass, False fail, None not settled yet
+
+    @property
+    def settled(self) -> bool:
+        return all(d is not None for d in self.decisions.values())
+
+    @property
+    def passed(self) -> bool | None:
+        """Every gate passes (None while any is unsettled)."""
+        return all(bool(d) for d in self.decisions.values()) if self.settled else None
