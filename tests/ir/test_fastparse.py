@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from ragmeter.errors import InputError
 from ragmeter.ir import Qrels, Run
 
 JOB = """
 import json, sys
+from ragmeter.errors import InputError
 from ragmeter.errors import InputError
 from ragmeter.ir import Qrels, Run
 cls = Run if sys.argv[2] == "run" else Qrels
@@ -127,3 +129,21 @@ def test_the_first_bad_line_is_named_whatever_the_share(tmp_path: Path, n: int) 
     bad = next(i for i, line in enumerate(lines) if " x tag" in line or "nan" in line)
     got = _parse(path, "run", n)
     assert isinstance(got, str) and f"f.run:{bad + 1}:" in got, got
+
+
+def test_a_mapped_file_is_checked_past_its_first_page(tmp_path: Path) -> None:
+    """The mapped file is checked while its lines are counted: UTF-8 or a NUL byte far into it still takes the
+    full checks (UTF-8 ids kept, NUL named with its line), as a file read into memory does."""
+    rows = _rows(7)
+    rows[-3] = (rows[-3][0], "dé.ü", rows[-3][2])
+    path = tmp_path / "f.run"
+    _write(path, rows, "run")
+    assert path.stat().st_size > 8192
+    assert _table(Run.read(path)) == _table(Run.from_trec(path)) == _expected(rows, "run")
+    text = path.read_bytes()
+    at = len(text) - 40
+    path.write_bytes(text[:at] + b"\x00" + text[at + 1 :])
+    for reader in (Run.read, Run.from_trec):
+        with pytest.raises(InputError, match="NUL byte") as info:
+            reader(path)
+        assert info.value.line == text[:at].count(b"\n") + 1

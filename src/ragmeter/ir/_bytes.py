@@ -12,7 +12,7 @@ from ragmeter.errors import InputError, decode_utf8
 from ragmeter.ir import _native
 from ragmeter.safety import read_bytes as read_bytes  # one reader for every input file (yamlfile too)
 
-KERNEL_VERSION = 3  # of the C kernel (_kernel/native.h): in-place parser, page release
+KERNEL_VERSION = 4  # of the C kernel (_kernel/native.h): in-place parser, text checked while counting lines
 if (
     getattr(_native, "KERNEL_VERSION", 0) != KERNEL_VERSION
 ):  # a build older than its source gives wrong values
@@ -56,19 +56,16 @@ def text_bytes(data: bytes, *, source: str) -> bytes:
 
 @contextmanager
 def mapped_text(path: str | Path) -> Iterator[bytes | mmap.mmap]:
-    """The checked text of a file (as ``text_bytes(read_bytes(path))``), mapped from the page cache instead of
-    copied when it is plain ASCII (no BOM, no gzip, no NUL): a 370 MB run is then parsed in place. Valid only
-    inside the ``with`` block."""
+    """The file mapped from the page cache, unchecked, or, when it cannot be mapped, its checked text (as
+    ``text_bytes(read_bytes(path))``). A mapping is valid only inside the ``with`` block; whoever reads it
+    checks it: the TREC parser does while it counts lines (and answers None when the text is not plain
+    ASCII), the other readers call ``text_bytes`` on it."""
     mapped = _map(path)
     if mapped is None:
         yield text_bytes(read_bytes(path), source=str(path))
         return
     try:
-        nul, high = _native.scan_text(mapped, True)  # pages dropped behind the scan
-        if nul >= 0 or high:  # the full checks, their messages and gunzipping
-            yield text_bytes(read_bytes(path), source=str(path))
-        else:
-            yield mapped
+        yield mapped
     finally:
         mapped.close()
 
@@ -116,3 +113,18 @@ def _line_of_row(data: bytes, row: int) -> int:
             if seen == row:
                 return lineno
     return 0
+
+
+def _parse_error(exc: ValueError, data: bytes, source: str) -> InputError:
+    """The parser's ValueError as one InputError naming the file and line (the lines are read from data)."""
+    if len(exc.args) != 4:  # not one of the parser's own errors: still one line naming the file
+        return InputError(f"cannot parse: {_show(str(exc), 200)}", source=source)
+    kind, a, b, detail = exc.args
+    if kind == "duplicate":
+        return InputError(
+            f"document '{_show(detail)}' appears twice in one query (first at line "
+            f"{_line_of_row(data, b)}); pass keep_first to keep the first",
+            source=source,
+            line=_line_of_row(data, a),
+        )
+    return InputError(_show(detail, 300), source=source, line=a)

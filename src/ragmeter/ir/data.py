@@ -36,7 +36,7 @@ from ragmeter.errors import InputError
 from ragmeter.ir import _native
 from ragmeter.ir._bytes import (
     _is_tsv_header,
-    _line_of_row,
+    _parse_error,
     _parse_value,
     _reject_constant,
     _show,
@@ -73,7 +73,7 @@ class _Table:
     def from_trec(cls: type[T], path: str | Path, *, keep_first: bool = False) -> T:
         """Read a TREC file (whitespace separated; gzip accepted)."""
         with mapped_text(path) as data:
-            return cls._trec(data, source=str(path), keep_first=keep_first)
+            return cls._trec(data, source=str(path), keep_first=keep_first, path=path)
 
     @classmethod
     def from_trec_bytes(cls: type[T], data: bytes, *, source: str = "<bytes>", keep_first: bool = False) -> T:
@@ -81,24 +81,19 @@ class _Table:
         return cls._trec(text_bytes(data, source=source), source=source, keep_first=keep_first)
 
     @classmethod
-    def _trec(cls: type[T], data: bytes | mmap.mmap, *, source: str, keep_first: bool) -> T:
+    def _trec(
+        cls: type[T], data: bytes | mmap.mmap, *, source: str, keep_first: bool, path: str | Path = ""
+    ) -> T:
         try:
-            # a file mapping's pages are dropped behind the parser (the page cache keeps them)
-            release = isinstance(data, mmap.mmap)
-            query_ids, parts = _native.parse_trec(data, cls._is_run, keep_first, release)
+            # a file mapping (unchecked) is checked by the parser as it counts lines, its pages dropped behind
+            parsed = _native.parse_trec(data, cls._is_run, keep_first, isinstance(data, mmap.mmap))
         except ValueError as exc:
-            data = bytes(data)  # the error paths below read lines
-            if len(exc.args) != 4:  # not one of the parser's own errors: still one line naming the file
-                raise InputError(f"cannot parse: {_show(str(exc), 200)}", source=source) from None
-            kind, a, b, detail = exc.args
-            if kind == "duplicate":
-                raise InputError(
-                    f"document '{_show(detail)}' appears twice in one query (first at line "
-                    f"{_line_of_row(data, b)}); pass keep_first to keep the first",
-                    source=source,
-                    line=_line_of_row(data, a),
-                ) from None
-            raise InputError(_show(detail, 300), source=source, line=a) from None
+            raise _parse_error(exc, bytes(data), source) from None
+        if parsed is None:  # not plain ASCII text: the full checks (gzip, BOM, UTF-8, NUL bytes)
+            return cls._trec(
+                text_bytes(read_bytes(path), source=source), source=source, keep_first=keep_first
+            )
+        query_ids, parts = parsed
         table = cls._from_native(query_ids, parts)
         return cls._check_not_empty(table, bytes(data), source) if len(table) == 0 else table
 
@@ -249,12 +244,16 @@ class _Table:
         """Read by format: JSON object, BEIR TSV (with header), else TREC."""
         source = str(path)
         with mapped_text(path) as data:
-            head = data[:4096].lstrip()
+            head = data[:4096]
+            if not head.isascii() or b"\x00" in head:  # gzip, a BOM...: the format is read from checked text
+                data = text_bytes(read_bytes(path), source=source)
+                head = data[:4096]
+            head = head.lstrip()
             if head[:1] == b"{":
                 return cls._from_json_bytes(bytes(data), source=source)
             if _is_tsv_header(head.split(b"\n", 1)[0]):
                 return cls._from_tsv_bytes(bytes(data), source=source, keep_first=keep_first)
-            return cls._trec(data, source=source, keep_first=keep_first)
+            return cls._trec(data, source=source, keep_first=keep_first, path=path)
 
     @classmethod
     def from_tsv(cls: type[T], path: str | Path, *, keep_first: bool = False) -> T:

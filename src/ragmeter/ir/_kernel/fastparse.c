@@ -197,40 +197,6 @@ out:
     return NULL;
 }
 
-typedef struct {
-    const char *start, *end;
-    int release;
-    int64_t lines;
-} CountJob;
-
-static void *count_work(void *arg) {
-    CountJob *c = arg;
-    int64_t n = 0;
-    const char *p = c->start, *released = c->start;
-    while (p < c->end) {
-        const char *nl = memchr(p, '\n', (size_t)(c->end - p));
-        n++; /* a last line without its newline counts too */
-        p = nl ? nl + 1 : c->end;
-        if (c->release && p - released >= RELEASE_STEP) {
-            release_pages(released, p);
-            released = p;
-        }
-    }
-    if (c->release) release_pages(released, c->end);
-    c->lines = n;
-    return NULL;
-}
-
-/* row0[t]: the lines before share t, where its rows start (exact unless a line is blank: then the shares are
- * moved together after parsing). Counting first keeps most rows where they belong. */
-static void count_lines(const char **cut, int nt, int release, int64_t *row0) {
-    CountJob jobs[16];
-    for (int t = 0; t < nt; t++) jobs[t] = (CountJob){cut[t], cut[t + 1], release, 0};
-    Py_BEGIN_ALLOW_THREADS run_parallel(count_work, jobs, sizeof(CountJob), nt);
-    Py_END_ALLOW_THREADS row0[0] = 0;
-    for (int t = 0; t < nt; t++) row0[t + 1] = row0[t] + jobs[t].lines;
-}
-
 static PyObject *trimmed(PyObject *arr, npy_intp n) {
     PyArray_Dims d = {&n, 1};
     PyObject *r = PyArray_Resize((PyArrayObject *)arr, &d, 0, NPY_CORDER); /* realloc: no copy */
@@ -304,12 +270,12 @@ static int rank_queries(char *blob, int64_t *doff, double *vd, const int64_t *qo
     return dup;
 }
 
-PyObject *parse_fast(const char *data, Py_ssize_t len, int is_run, int release) {
+PyObject *parse_fast(const char *data, Py_ssize_t len, int is_run, int mapped) {
     int nt = n_threads(len / 40);
     const char *cut[17];
     int64_t row0[17], bstart[17], rstart[18];
     cut_shares(data, len, nt, cut);
-    count_lines(cut, nt, release, row0);
+    if (count_lines(cut, nt, mapped, row0)) return Py_NewRef(Py_None); /* not plain ASCII: Python checks it */
     for (int t = 0; t < nt; t++) bstart[t] = cut[t] - data;
     PyObject *result = NULL, *blob = PyBytes_FromStringAndSize(NULL, len + 1);
     PyObject *doff = new_array(row0[nt] + 1, NPY_INT64), *vals = new_array(row0[nt], is_run ? NPY_FLOAT64 : NPY_INT32);
@@ -328,7 +294,7 @@ PyObject *parse_fast(const char *data, Py_ssize_t len, int is_run, int release) 
     dp[0] = 0;
     for (int t = 0; t < nt; t++) {
         FastJob *J = &jobs[t];
-        J->start = cut[t], J->end = cut[t + 1], J->is_run = is_run, J->release = release;
+        J->start = cut[t], J->end = cut[t + 1], J->is_run = is_run, J->release = mapped;
         J->blob = bp + bstart[t], J->doff = dp + row0[t];
         if (is_run)
             J->vd = (double *)vp + row0[t];

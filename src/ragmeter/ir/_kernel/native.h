@@ -13,7 +13,7 @@
  *   values  float64[n]    scores (run) / int32[n] grades (qrels)
  * Run rows are in trec_eval's rank order inside each query; qrels rows keep file order.
  *
- * Files: module.c (module, threads, scan_text), numbers.c (tokenising a line, numbers, query-id interning),
+ * Files: module.c (module, threads, line count and text check), numbers.c (tokenising a line, numbers, query-id interning),
  * parse.c (the general parser), fastparse.c (the in-place parser for files whose queries are contiguous),
  * group.c (grouping, de-duplication, ranking), judge.c, measures.c.
  */
@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KERNEL_VERSION 3 /* bumped with every change of signatures or measure codes: ir/_bytes.py checks it */
+#define KERNEL_VERSION 4 /* bumped with every change of signatures or measure codes: ir/_bytes.py checks it */
 
 typedef struct {
     int64_t doc;  /* offset of the doc id in the base buffer */
@@ -83,6 +83,7 @@ PyObject *new_array(npy_intp n, int type);
 void split_queries(const int64_t *count, int64_t nq, int n, int64_t *bounds);
 void release_pages(const char *from, const char *to);
 void small_pages(void *p, size_t n);
+int count_lines(const char **cut, int nt, int mapped, int64_t *row0);
 void cut_shares(const char *data, Py_ssize_t len, int nt, const char **cut);
 
 /* numbers.c */
@@ -114,14 +115,14 @@ PyObject *finish(const char *base, Row *rows, int64_t n, int64_t nq, int is_run,
 
 /* parse.c / fastparse.c */
 PyObject *parse_general(const char *data, Py_ssize_t len, int is_run, int keep_first);
-/* NULL with no exception set: the file does not suit the in-place parser (use parse_general) */
-PyObject *parse_fast(const char *data, Py_ssize_t len, int is_run, int release);
+/* NULL with no exception set: the file does not suit the in-place parser (use parse_general); None: a file
+ * mapping (mapped) that is not plain ASCII text */
+PyObject *parse_fast(const char *data, Py_ssize_t len, int is_run, int mapped);
 
 /* the module's functions */
 PyObject *py_parse_trec(PyObject *self, PyObject *args);
 PyObject *py_canonicalize(PyObject *self, PyObject *args);
 PyObject *py_judge(PyObject *self, PyObject *args);
 PyObject *py_measures(PyObject *self, PyObject *args);
-PyObject *py_scan_text(PyObject *self, PyObject *args);
 
 #endif

@@ -116,13 +116,14 @@ out:
     return result;
 }
 
-/* parse_trec(data, is_run, keep_first, release=False): the in-place parser when the file suits it, else the
- * general one. release: data is a read-only file mapping whose pages may be dropped once read. */
+/* parse_trec(data, is_run, keep_first, mapped=False): the in-place parser when the file suits it, else the
+ * general one. mapped: data is a read-only file mapping, unchecked: its pages are dropped once read, and None
+ * comes back when it is not plain ASCII text (NUL or bytes >= 0x80: the caller reads it with the full checks). */
 PyObject *py_parse_trec(PyObject *self, PyObject *args) {
     Py_buffer buf;
-    int is_run, keep_first, release = 0;
-    if (!PyArg_ParseTuple(args, "y*pp|p", &buf, &is_run, &keep_first, &release)) return NULL;
-    PyObject *result = parse_fast(buf.buf, buf.len, is_run, release);
+    int is_run, keep_first, mapped = 0;
+    if (!PyArg_ParseTuple(args, "y*pp|p", &buf, &is_run, &keep_first, &mapped)) return NULL;
+    PyObject *result = parse_fast(buf.buf, buf.len, is_run, mapped);
     if (!result && !PyErr_Occurred()) result = parse_general(buf.buf, buf.len, is_run, keep_first);
     PyBuffer_Release(&buf);
     return result;
