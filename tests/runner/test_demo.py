@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from ragmeter.cli.demo import _judge_hint, _short, judged_lexical
+import ragmeter.metrics as rm
+from ragmeter.cli.demo import _judge_hint, _short
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -112,7 +113,7 @@ def test_demo_generates_and_judges_the_sample_with_the_local_model(tmp_path: Pat
         block = out[out.index(q["question"]) :]
         assert f"generated answer: {_short(q['answer'])}" in block
         assert (
-            f"lexical: {judged_lexical()[0]}" in block
+            f"lexical: {rm.names('lexical', default=True)[0]}" in block
             and f"token_f1 {q['metrics']['token_f1']['value']:.2f}" in block
         )
         for judge in ("retrieval_grade", "answer_correctness"):

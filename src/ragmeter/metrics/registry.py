@@ -193,6 +193,19 @@ def known_names() -> list[str]:
     return [s.name for s in specs()]
 
 
+def names(
+    family: str | None = None,
+    stage: str | None = None,
+    *,
+    default: bool | None = None,
+    plannable: bool | None = None,
+) -> list[str]:
+    """The names of the records that match every filter given, in display order (templates as `ndcg@k`)."""
+    wanted = {"family": family, "stage": stage, "default": default, "plannable": plannable}
+    filters = {k: v for k, v in wanted.items() if v is not None}
+    return [s.name for s in specs() if all(getattr(s, k) == v for k, v in filters.items())]
+
+
 _FAMILY_ORDER: list[str] = [
     "retrieval",
     "lexical",
