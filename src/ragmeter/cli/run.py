@@ -66,8 +66,10 @@ def _fall_short(result: Any, thresholds: Mapping[str, float]) -> list[str]:
     """The gates this run failed: a mean short of its threshold, or a metric whose values in this run mix
     versions (a resume after a prompt change)."""
     from ragmeter.experiments.version_guard import mixed_versions
+    from ragmeter.run.sequential import stopped_gates_short
 
-    short = check_fail_under(result.aggregate, dict(thresholds))
+    stopped = stopped_gates_short(result.sequential)  # a stopped run: its gates' decisions, not its means
+    short = check_fail_under(result.aggregate, dict(thresholds)) if stopped is None else stopped
     return short + [
         f"{line}: refused (`ragmeter rescore {result.run_id}`)" for line in mixed_versions(result, thresholds)
     ]

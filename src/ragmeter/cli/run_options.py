@@ -185,18 +185,46 @@ GATE_OPTIONS: list[Option] = [
     click.option(
         "--fail-under", "fail_under", multiple=True, metavar="METRIC=VALUE", help="Exit 1 if a mean is lower."
     ),
+    click.option(
+        "--sequential",
+        is_flag=True,
+        help="Queries in a seeded random order; stop once the --fail-under gates are decided "
+        "(docs/experiments.md).",
+    ),
+    click.option(
+        "--alpha", type=float, metavar="A", help="With --sequential: the chance of a wrong decision (0.05)."
+    ),
 ]
 
 
 @dataclass(frozen=True)
 class GateOptions:
-    """The --fail-under gates: canonical metric name -> threshold (checked against the registry)."""
+    """The --fail-under gates: canonical metric name -> threshold (checked against the registry); with
+    --sequential, decided while the run runs (ragmeter.run.sequential) at error rate `alpha`."""
 
     thresholds: dict[str, float] = field(default_factory=dict)
+    sequential: bool = False
+    alpha: float = 0.05
 
     @classmethod
     def from_params(cls, p: Params) -> GateOptions:
-        return cls(thresholds=parse_fail_under(p["fail_under"]))
+        from ragmeter.run.sequential import check_alpha
+
+        thresholds = parse_fail_under(p["fail_under"])
+        if p["sequential"] and not thresholds:
+            raise InputError("needs --fail-under METRIC=VALUE (the gates it decides)", source="--sequential")
+        if p["alpha"] is not None and not p["sequential"]:
+            raise InputError("needs --sequential", source="--alpha")
+        alpha = 0.05 if p["alpha"] is None else check_alpha(p["alpha"])
+        return cls(thresholds=thresholds, sequential=p["sequential"], alpha=alpha)
+
+    def extra(self) -> dict[str, Any]:
+        """The config.extra entry of a sequential run (ragmeter.run.sequential.sequential_spec reads it)."""
+        from ragmeter.run.sequential import SEQUENTIAL_KEY
+
+        if not self.sequential:
+            return {}
+        return {SEQUENTIAL_KEY: {"gates": dict(self.thresholds), "alpha": self.alpha}}
 
 
 OUTPUT_OPTIONS: list[Option] = [
@@ -281,6 +309,11 @@ class ResumeOptions:
 
     @classmethod
     def from_params(cls, p: Params, system: SystemOptions, settings: RunSettings) -> ResumeOptions:
+        if p["resume"] and (p["sequential"] or p["alpha"] is not None):
+            raise InputError(
+                "a resumed run keeps how it was started (a stopped sequential run resumes to the full run)",
+                source="--sequential" if p["sequential"] else "--alpha",
+            )
         if p["resume"]:
             given = system.dataset or system.system or system.config_path or settings.sets
             if given or settings.pipeline or settings.judge or settings.extra or settings.cache is not None:

@@ -287,6 +287,24 @@ def sequential_block(
     return dict(earlier) if earlier else None
 
 
+def stopped_gates_short(block: Mapping[str, Any] | None) -> list[str] | None:
+    """For a run that stopped early: a line per gate it decided to fail (the exit code follows them, not
+    the means of the queries it evaluated). None for any other run (its gates are its means)."""
+    if not block or not block.get("stopped_early"):
+        return None
+    out = []
+    for metric, gate in (block.get("gates") or {}).items():
+        if gate.get("decision") == "fail":
+            lo, hi = gate.get("interval") or (None, None)
+            op = "<" if gate.get("higher_is_better", True) else ">"
+            out.append(
+                f"{metric}: the mean over all {block.get('queries_total')} queries is {op} "
+                f"{gate.get('threshold'):g} (sequential gate, interval [{lo:.4f}, {hi:.4f}] after "
+                f"{block.get('queries_used')} queries, alpha {block.get('alpha')})"
+            )
+    return out
+
+
 def describe_sequential(block: Mapping[str, Any] | None) -> list[str]:
     """The sequential block of a run in words, for `ragmeter run` and `runs show`."""
     if not block:
