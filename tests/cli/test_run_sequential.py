@@ -18,11 +18,10 @@ Cli = Callable[..., tuple[int, str, str]]
 
 
 @pytest.fixture
-def seq_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("RAGMETER_DB", raising=False)
+def seq_env(cli_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """The CLI tests' store, and a dataset of 200 queries (a sequence settles after tens of them)."""
     (tmp_path / "gate.json").write_text(make_seq_dataset().model_dump_json())
-    return {"db": f"sqlite:///{tmp_path / 'seq.db'}", "dataset": str(tmp_path / "gate.json")}
+    return {**cli_env, "dataset": str(tmp_path / "gate.json")}
 
 
 def _run(cli: Cli, env: dict[str, str], system: str, *extra: str) -> tuple[int, str, str]:
