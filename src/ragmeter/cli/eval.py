@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
@@ -83,6 +84,8 @@ def eval_command(
     executor: str,
 ) -> None:
     """Evaluate RUN (TREC run, JSON or TSV) against QRELS (TREC qrels, BEIR TSV or JSON)."""
+    if "numpy" not in sys.modules:  # no linear algebra here: OpenBLAS's thread pool would only take CPU time
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from ragmeter.ir.data import Qrels, Run
     from ragmeter.ir.evaluate import evaluate
     from ragmeter.ir.measures import parse_measure, parse_measures

@@ -24,7 +24,8 @@ import json
 import math
 import mmap
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from itertools import pairwise
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -58,10 +59,12 @@ class _Table:
     doc_off: npt.NDArray[np.int64]
     values: npt.NDArray[Any]
     _is_run: ClassVar[bool] = False
-    _qpos: dict[str, int] = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_qpos", {q: i for i, q in enumerate(self.query_ids)})
+    @cached_property
+    def _qpos(self) -> dict[str, int]:
+        """Query id -> index, built on first use (evaluating a run against qrels of the same queries in the
+        same order needs none)."""
+        return {q: i for i, q in enumerate(self.query_ids)}
 
     # ----- construction -------------------------------------------------------------------
     @classmethod

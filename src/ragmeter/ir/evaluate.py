@@ -179,10 +179,13 @@ def evaluate(
         )
     parsed = parse_measures(measures, collection_size=collection_size)
 
-    run_pos = run._qpos
-    qrels_to_run = np.fromiter(
-        (run_pos.get(q, -1) for q in qrels.query_ids), dtype=np.int32, count=qrels.n_queries
-    )
+    if qrels.query_ids == run.query_ids:  # the usual pair: the same queries in the same order
+        qrels_to_run = np.arange(qrels.n_queries, dtype=np.int32)
+    else:
+        run_pos = run._qpos
+        qrels_to_run = np.fromiter(
+            (run_pos.get(q, -1) for q in qrels.query_ids), dtype=np.int32, count=qrels.n_queries
+        )
     in_run = qrels_to_run >= 0
     run_to_qrels = np.full(run.n_queries, -1, dtype=np.int32)
     run_to_qrels[qrels_to_run[in_run]] = np.flatnonzero(in_run).astype(np.int32)

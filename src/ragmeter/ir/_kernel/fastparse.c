@@ -145,34 +145,38 @@ static int sort_query(RankJob *J, int64_t lo, int64_t hi, int32_t *perm, double 
 static void *rank_work(void *arg) {
     RankJob *J = arg;
     size_t nslots = 16;
-    while ((int64_t)nslots < 2 * J->maxg) nslots <<= 1;
+    while ((int64_t)nslots < 4 * J->maxg) nslots <<= 1;
     int32_t *slots = malloc(nslots * sizeof(int32_t));
+    uint32_t *tags = malloc(nslots * sizeof(uint32_t)); /* high hash bits: a memcmp only when they agree */
     int32_t *perm = malloc((size_t)J->maxg * sizeof(int32_t) + 1);
     double *tv = malloc((size_t)J->maxg * sizeof(double) + 1);
     int64_t *to = malloc((size_t)(J->maxg + 1) * sizeof(int64_t));
     const char *blob = J->blob;
     const int64_t *doff = J->doff;
-    if (!slots || !perm || !tv || !to) {
+    if (!slots || !tags || !perm || !tv || !to) {
         J->nomem = 1;
         goto out;
     }
     for (int64_t q = J->q0; q < J->q1 && !J->dup; q++) {
         int64_t lo = J->qoff[q], hi = J->qoff[q + 1];
         size_t mask = 16;
-        while ((int64_t)mask < 2 * (hi - lo)) mask <<= 1;
+        while ((int64_t)mask < 4 * (hi - lo)) mask <<= 1;
         memset(slots, 0xff, mask * sizeof(int32_t));
         mask -= 1;
         for (int64_t j = lo; j < hi && !J->dup; j++) {
             size_t len = (size_t)(doff[j + 1] - doff[j]);
-            uint64_t h = hash_bytes(blob + doff[j], len) & mask;
+            uint64_t hv = hash_bytes(blob + doff[j], len), h = hv & mask;
+            uint32_t tag = (uint32_t)(hv >> 32);
             for (;;) {
                 int32_t s = slots[h];
                 if (s < 0) {
                     slots[h] = (int32_t)(j - lo);
+                    tags[h] = tag;
                     break;
                 }
                 int64_t y = lo + s;
-                if ((size_t)(doff[y + 1] - doff[y]) == len && memcmp(blob + doff[y], blob + doff[j], len) == 0) {
+                if (tags[h] == tag && (size_t)(doff[y + 1] - doff[y]) == len &&
+                    memcmp(blob + doff[y], blob + doff[j], len) == 0) {
                     J->dup = 1;
                     break;
                 }
@@ -191,6 +195,7 @@ static void *rank_work(void *arg) {
     }
 out:
     free(slots);
+    free(tags);
     free(perm);
     free(tv);
     free(to);

@@ -26,9 +26,12 @@ static void *judge_work(void *arg) {
     npy_intp nqq = J->nqq;
     int32_t *g = J->g;
     size_t nslots = 16;
-    while ((int64_t)nslots < 2 * J->maxg) nslots <<= 1;
+    while ((int64_t)nslots < 4 * J->maxg) nslots <<= 1;
     int32_t *slots = malloc(nslots * sizeof(int32_t));
-    if (!slots) {
+    uint32_t *tags = malloc(nslots * sizeof(uint32_t)); /* high hash bits: most misses end without a memcmp */
+    if (!slots || !tags) {
+        free(slots);
+        free(tags);
         J->nomem = 1;
         return NULL;
     }
@@ -40,24 +43,26 @@ static void *judge_work(void *arg) {
         }
         int64_t lo = qo[j], hi = qo[j + 1];
         size_t mask = 16;
-        while ((int64_t)mask < 2 * (hi - lo)) mask <<= 1;
+        while ((int64_t)mask < 4 * (hi - lo)) mask <<= 1;
         memset(slots, 0xff, mask * sizeof(int32_t));
         mask -= 1;
         for (int64_t y = lo; y < hi; y++) {
-            uint64_t h = hash_bytes(qb + qd[y], (size_t)(qd[y + 1] - qd[y])) & mask;
+            uint64_t hv = hash_bytes(qb + qd[y], (size_t)(qd[y + 1] - qd[y])), h = hv & mask;
             while (slots[h] >= 0) h = (h + 1) & mask;
             slots[h] = (int32_t)(y - lo);
+            tags[h] = (uint32_t)(hv >> 32);
         }
         for (int64_t x = ro[r]; x < ro[r + 1]; x++) {
             size_t len = (size_t)(rd[x + 1] - rd[x]);
             const char *s = rb + rd[x];
-            uint64_t h = hash_bytes(s, len) & mask;
+            uint64_t hv = hash_bytes(s, len), h = hv & mask;
+            uint32_t tag = (uint32_t)(hv >> 32);
             int32_t grade = INT32_MIN;
             for (;;) {
                 int32_t sl = slots[h];
                 if (sl < 0) break;
                 int64_t y = lo + sl;
-                if ((size_t)(qd[y + 1] - qd[y]) == len && memcmp(qb + qd[y], s, len) == 0) {
+                if (tags[h] == tag && (size_t)(qd[y + 1] - qd[y]) == len && memcmp(qb + qd[y], s, len) == 0) {
                     grade = qg[y];
                     break;
                 }
@@ -67,6 +72,7 @@ static void *judge_work(void *arg) {
         }
     }
     free(slots);
+    free(tags);
     return NULL;
 }
 
