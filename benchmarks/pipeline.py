@@ -8,9 +8,9 @@ For each mode it runs, as a fresh process each time, the command it prints:
     ragmeter run -d scifact -s builtin --mode MODE --no-generation [--embedding-backend onnx] --db ... -o ...
 
 `cold` with an empty RAGMETER_CACHE_DIR (no index, no embedding cache), then `warm` with what the cold run
-left. It prints wall seconds per process, nDCG@10 from the run's own output, the chunks per second of the
-cold dense build (chunks / (cold - warm) of the semantic mode), and the load average around each run
-(the machine is shared: say what it was). `--before` prints a saved result of an older checkout beside.
+left. It prints wall seconds per process, nDCG@10 from the run's own output, the chunks per second of
+each cold dense build (chunks / (cold - warm) of the semantic and hybrid modes), and the load average
+around each run (the machine is shared: say what it was). `--before` prints a saved result of an older checkout beside.
 
 `--bm25-only` skips the CLI runs and times BM25 alone: ragmeter's batched `BM25Index.search` against bm25s's
 own `retrieve` (numpy backend, 2 threads) on the SAME index, 300 queries, k=100, median of 5 alternating
@@ -80,14 +80,17 @@ def cli_runs(modes: list[str], backend: str, data_dir: str) -> dict[str, Any]:
             out["modes"][mode] = row
         finally:
             shutil.rmtree(cache, ignore_errors=True)
-    sem = out["modes"].get("semantic")
-    if sem is not None:
+    dense = {m: row for m, row in out["modes"].items() if m in ("semantic", "hybrid")}
+    if dense:
         from ragmeter.datasets import load_dataset
         from ragmeter.datasets.chunking import chunk_documents
 
         n = len(chunk_documents(load_dataset("scifact", data_dir=data_dir).corpus or []))
         out["chunks"] = n
-        out["chunks/s (cold - warm, semantic)"] = n / max(1e-9, sem["cold"] - sem["warm"])
+        for row in dense.values():
+            row["chunks/s"] = n / max(1e-9, row["cold"] - row["warm"])
+        if "semantic" in dense:
+            out["chunks/s (cold - warm, semantic)"] = dense["semantic"]["chunks/s"]
     return out
 
 
@@ -168,10 +171,11 @@ def main() -> None:
             f"{b['cold']:>11.1f}{b['warm']:>7.1f}{b['ndcg@10']:>9.4f}" if b else f"{'-':>11}{'-':>7}{'-':>9}"
         )
         print(f"{mode:<10}{row['cold']:>9.1f}{row['warm']:>9.1f}{row['ndcg@10']:>9.4f}   {old}")
-    if "chunks" in result:
-        print(
-            f"dense build: {result['chunks']} chunks, {result['chunks/s (cold - warm, semantic)']:.1f} chunks/s"
-        )
+    for mode, row in result["modes"].items():
+        if "chunks/s" in row:
+            b = before["modes"].get(mode, {})
+            was = f" (before: {b['chunks/s']:.1f})" if "chunks/s" in b else ""
+            print(f"dense build in {mode}: {result['chunks']} chunks, {row['chunks/s']:.1f} chunks/s{was}")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     if args.save:
         Path(args.save).write_text(json.dumps(result, indent=1))
