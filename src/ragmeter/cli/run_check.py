@@ -4,7 +4,6 @@ the Prepared run that `ragmeter.run.run_prepared` runs without checking it again
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -88,7 +87,6 @@ def check_run(params: Params) -> CheckedRun:
     naming the flag, file or field on the first problem, and nothing stored."""
     flags = RunFlags.from_params(params)
     store = open_db(flags.db)
-    thresholds = list(flags.gates.thresholds)
     if flags.resume.run_id:
         prepared = check_invocation(
             None,
@@ -97,7 +95,7 @@ def check_run(params: Params) -> CheckedRun:
             store=store,
             resume=flags.resume.run_id,
             system_options={},
-            thresholds=thresholds,
+            gates=flags.gates,
         )
         return CheckedRun(flags, store, prepared)
     config, origins = build_config(flags)
@@ -108,7 +106,7 @@ def check_run(params: Params) -> CheckedRun:
         from ragmeter.cli.run_generate import check_generated_run, generate_if_empty
 
         gen, system = flags.generate, flags.system
-        check_generated_run(config, flags.gates.thresholds, options)
+        check_generated_run(config, flags.gates, options)
         generate_if_empty(store, system.collection, system.dataset, gen.writer, system.seed, gen.sample_size)
     prepared = check_invocation(
         config.dataset,
@@ -117,7 +115,7 @@ def check_run(params: Params) -> CheckedRun:
         store=store,
         resume=None,
         system_options=options,
-        thresholds=thresholds,
+        gates=flags.gates,
         option_flags=flags.settings.flags,
         origins=origins,
     )
@@ -146,21 +144,18 @@ def check_invocation(
     store: Any,
     resume: str | None,
     system_options: dict[str, Any],
-    thresholds: Iterable[str],
+    gates: GateOptions,
     option_flags: dict[str, str] | None = None,
     origins: dict[str, str] | None = None,
 ) -> Prepared:
     """The whole invocation checked before anything is stored or called (`ragmeter.run.prepare_run`), and
-    each --fail-under metric one that this run computes. `origins` maps a config field to where it was set
-    (`--mode`, `--set mode`, `run.yaml: field 'mode'`), for the error line."""
-    from ragmeter import metrics
-    from ragmeter.experiments.ablation import planned_names
+    each --fail-under metric one that this run computes (`GateOptions.check_planned`). `origins` maps a
+    config field to where it was set (`--mode`, `--set mode`, `run.yaml: field 'mode'`), for the error line."""
     from ragmeter.run.api import RunOptions, prepare_run
 
-    names = list(thresholds)
     opts = RunOptions(store=store, resume=resume, system_options=system_options)
     try:
-        prepared = prepare_run(dataset, system, config, opts, store, fail_under=names)
+        prepared = prepare_run(dataset, system, config, opts, store, fail_under=list(gates.thresholds))
     except InputError as exc:
         if config is not None and exc.source == config.system:  # the system reference itself
             raise InputError(f"{config.system}: {exc.reason}", source="--system") from None
@@ -173,11 +168,5 @@ def check_invocation(
     if system_options and prepared.record.system.kind != "builtin":
         flag = (option_flags or {}).get(next(iter(system_options)), "--set pipeline.*")
         raise InputError("sets an option of the built-in pipeline, but --system is not builtin", source=flag)
-    planned = planned_names(prepared.plan, evaluate_generation=prepared.config.evaluate_generation)
-    for name in names:
-        if name not in planned and metrics.family_of(name) != "latency":
-            raise InputError(
-                f"this run does not compute {name!r}; it computes {', '.join(sorted(planned, key=metrics.sort_key))}",
-                source="--fail-under",
-            )
+    gates.check_planned(prepared.plan, evaluate_generation=prepared.config.evaluate_generation)
     return prepared

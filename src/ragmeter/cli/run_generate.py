@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ragmeter.cli.run_options import Option, Params
+from ragmeter.cli.run_options import GateOptions, Option, Params
 from ragmeter.errors import InputError
 
 GENERATE_OPTIONS: list[Option] = [
@@ -46,10 +46,9 @@ class GenerateOptions:
         return cls(generate=p["generate"], writer=writer, sample_size=p["sample_size"])
 
 
-def check_generated_run(config: Any, thresholds: dict[str, float], options: dict[str, Any]) -> None:
+def check_generated_run(config: Any, gates: GateOptions, options: dict[str, Any]) -> None:
     """What `run --generate` can check before its test cases exist: the system reference and options, the
     metrics and every --fail-under metric (the plan at these cut-offs), the judge and generator specs."""
-    from ragmeter.experiments.ablation import planned_names
     from ragmeter.run.rebuild import check_llm_spec
     from ragmeter.score.plan import plan_metrics
 
@@ -64,12 +63,7 @@ def check_generated_run(config: Any, thresholds: dict[str, float], options: dict
     plan = plan_metrics(
         config.metrics, config.retrieval_top_k, evaluate_generation=config.evaluate_generation, judged=judged
     )
-    planned = planned_names(plan, evaluate_generation=config.evaluate_generation)
-    from ragmeter import metrics as registry
-
-    for name in thresholds:
-        if name not in planned and registry.family_of(name) != "latency":
-            raise InputError(f"this run does not compute {name!r}", source="--fail-under")
+    gates.check_planned(plan, evaluate_generation=config.evaluate_generation)
 
 
 def generate_if_empty(

@@ -226,6 +226,19 @@ class GateOptions:
             return {}
         return {SEQUENTIAL_KEY: {"gates": dict(self.thresholds), "alpha": self.alpha}}
 
+    def check_planned(self, plan: Any, *, evaluate_generation: bool) -> None:
+        """Each gate is on a metric that the run's plan computes (a latency stage always is)."""
+        from ragmeter import metrics
+        from ragmeter.experiments.ablation import planned_names
+
+        planned = planned_names(plan, evaluate_generation=evaluate_generation)
+        for name in self.thresholds:
+            if name not in planned and metrics.family_of(name) != "latency":
+                computed = ", ".join(sorted(planned, key=metrics.sort_key))
+                raise InputError(
+                    f"this run does not compute {name!r}; it computes {computed}", source="--fail-under"
+                )
+
 
 OUTPUT_OPTIONS: list[Option] = [
     click.option("--output", "-o", metavar="FILE.json", help="Where the JSON goes (CSV beside it)."),
