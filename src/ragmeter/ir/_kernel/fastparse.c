@@ -124,7 +124,16 @@ static int sort_query(RankJob *J, int64_t lo, int64_t hi, int32_t *perm, double 
     if (!tb) return -1;
     for (int64_t i = 0; i < g; i++) perm[i] = (int32_t)i;
     RankCtx ctx = {J->blob, J->doff + lo, J->vd + lo};
-    qsort_r(perm, (size_t)g, sizeof(int32_t), cmp_local, &ctx);
+    if (g <= 512) { /* a run out of order is nearly sorted (ties in file order): insertion sort is linear */
+        for (int64_t i = 1; i < g; i++) {
+            int32_t x = perm[i];
+            int64_t k = i;
+            for (; k > 0 && cmp_local(&perm[k - 1], &x, &ctx) > 0; k--) perm[k] = perm[k - 1];
+            perm[k] = x;
+        }
+    } else {
+        qsort_r(perm, (size_t)g, sizeof(int32_t), cmp_local, &ctx);
+    }
     memcpy(tb, J->blob + b0, (size_t)nb);
     memcpy(tv, J->vd + lo, (size_t)g * sizeof(double));
     memcpy(to, J->doff + lo, (size_t)(g + 1) * sizeof(int64_t));
