@@ -90,8 +90,14 @@ def test_a_failing_gate_stops_early_and_exits_1_then_resumes_to_the_full_run(
         "5",
         "--format",
         "json",
+        "--junit-xml",
+        "gates.xml",
     )
     assert code == 1
+    assert (
+        "hit@1 = " in Path("gates.xml").read_text()
+        and "(sequential decision over all queries)" in Path("gates.xml").read_text()
+    )
     data = json.loads(out)
     seq = data["sequential"]
     assert (

@@ -72,14 +72,20 @@ class Gate:
     n: int | None = None  # valid values the mean is over
     n_null: int = 0
     higher_is_better: bool = True
+    # A run that stopped early (--sequential): its gate's decision over all the queries, which the mean
+    # of the queries it evaluated does not give.
+    decided: bool | None = None
 
     @property
     def passed(self) -> bool:
+        if self.decided is not None:
+            return self.decided
         return not falls_short(self.value, self.threshold, self.higher_is_better)
 
     def message(self) -> str:
         op = _op(not self.passed, self.higher_is_better)
-        return f"{self.metric} = {_num(self.value)} {op} {self.threshold:g}"
+        text = f"{self.metric} = {_num(self.value)} {op} {self.threshold:g}"
+        return text if self.decided is None else f"{text} (sequential decision over all queries)"
 
 
 @dataclass(frozen=True)
@@ -138,11 +144,14 @@ def gates_of_run(result: EvalRunResult, thresholds: Mapping[str, float]) -> Gate
     """
     from ragmeter.metrics import higher_is_better
 
+    stopped = result.sequential if result.sequential and result.sequential.get("stopped_early") else {}
     gates = []
     for metric, threshold in thresholds.items():
         s = result.aggregate.get(metric)
         mean, n, n_null = (s.mean, s.n, s.n_null) if s else (None, 0, 0)
-        gates.append(Gate(metric, threshold, mean, n, n_null, higher_is_better(metric)))
+        word = (stopped.get("gates") or {}).get(metric, {}).get("decision")
+        decided = None if word not in ("pass", "fail") else word == "pass"
+        gates.append(Gate(metric, threshold, mean, n, n_null, higher_is_better(metric), decided))
     rows = [
         (q.query_id, {k: m.value for k, m in q.metrics.items()}, {k: m.error for k, m in q.metrics.items()})
         for q in result.per_query
