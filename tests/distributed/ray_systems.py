@@ -67,3 +67,13 @@ def die_once_retrieve(question: str, k: int) -> list[tuple[str, float, str]]:
             marker.write_text(str(os.getpid()))
             os._exit(1)
     return keyword_retrieve(question, k)
+
+
+def seq_good_retrieve(question: str, k: int) -> list[tuple[str, float, str]]:
+    """tests/runner/seq_fakes.good_retrieve (hit@1 0.9 over its 200 queries), importable by Ray workers."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runner"))
+    from seq_fakes import good_retrieve
+
+    return good_retrieve(question, k)

@@ -1,0 +1,46 @@
+"""`--sequential --executor ray`: the Ray executor starts no further query once the gates are decided."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from ragmeter.models import EvalConfig
+from ragmeter.run.api import arun_evaluation
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runner"))
+from seq_fakes import make_seq_dataset
+
+
+async def test_a_sequential_run_on_ray_stops_early_with_the_local_decision(
+    ray_local: Any, tmp_path: Path
+) -> None:
+    from ragmeter.run.ray_executor import RayExecutor
+
+    ds = make_seq_dataset()
+    config = EvalConfig(
+        dataset="synthetic-gate",
+        retrieval_top_k=[1],
+        metrics=["hit@1"],
+        evaluate_generation=False,
+        extra={"semantic": False, "sequential": {"gates": {"hit@1": 0.7}, "alpha": 0.05}},
+    )
+    local = await arun_evaluation(ds, "ray_systems:seq_good_retrieve", config, store=False, progress=False)
+    remote = await arun_evaluation(
+        ds,
+        "ray_systems:seq_good_retrieve",
+        config,
+        store=f"sqlite:///{tmp_path / 'seq.db'}",
+        progress=False,
+        executor=RayExecutor(ds, workers=2, concurrency=2),
+    )
+    for run in (local, remote):
+        assert run.sequential is not None and run.sequential["stopped_early"]
+        assert run.sequential["decision"] == "pass"
+    # the same seeded order decides both: bounds only narrow, so a prefix past the local stop is decided too;
+    # Ray also stores the queries that were in flight (or done beyond the prefix) when it stopped
+    assert remote.sequential["queries_used"] >= local.sequential["queries_used"]
+    assert (
+        remote.sequential["queries_used"] <= remote.sequential["queries_evaluated"] == remote.n_queries < 200
+    )
