@@ -210,3 +210,49 @@ async def test_a_judge_gate_over_http_stops_early_and_says_what_it_saved(tmp_pat
     saved = seq["saved"]
     assert saved["judge_calls"] == pytest.approx(result.usage["judge"]["calls"] / n * (200 - n), rel=1e-6)
     assert saved["judge_calls"] > 0
+
+
+def test_a_sequential_run_that_died_resumes_sequentially(tmp_path: Path) -> None:
+    from ragmeter.run.executor import LocalExecutor
+
+    class DiesAfterFive(LocalExecutor):
+        """The local executor, and the process 'dies' (an error escapes the loop) after five results."""
+
+        async def execute(self, record: Any, pending: Any, on_result: Any) -> None:
+            seen: list[str] = []
+
+            def counting(position: int, result: Any) -> Any:
+                seen.append(result.query_id)
+                if len(seen) > 5:
+                    raise RuntimeError("the machine went away")
+                return on_result(position, result)
+
+            await super().execute(record, pending, counting)
+
+    db = tmp_path / "died.db"
+    ds = make_seq_dataset()
+    config = _config({"hit@1": 0.7}, concurrency=1)
+    with pytest.raises(RuntimeError, match="went away"):
+        run_evaluation(
+            ds,
+            good_retrieve,
+            config,
+            store=f"sqlite:///{db}",
+            progress=False,
+            executor=DiesAfterFive(ds, system=good_retrieve),
+        )
+    with open_store(f"sqlite:///{db}") as store:
+        (dead,) = store.list_runs()
+    assert dead.status == "failed" and dead.run_id is not None and _rows(db, dead.run_id) == 5
+    resumed = run_evaluation(
+        ds, good_retrieve, None, store=f"sqlite:///{db}", resume=dead.run_id, progress=False
+    )
+    seq = resumed.sequential
+    assert seq is not None and seq["stopped_early"] and seq["decision"] == "pass"
+    # the five stored results are the start of the seeded order, counted once; it stopped where a run
+    # that never died stops
+    fresh = run_evaluation(
+        ds, good_retrieve, _config({"hit@1": 0.7}, concurrency=1), store=False, progress=False
+    )
+    assert fresh.sequential is not None
+    assert seq["queries_used"] == fresh.sequential["queries_used"] == _rows(db, dead.run_id) < 200
