@@ -106,6 +106,10 @@ def test_a_stopped_run_resumes_to_the_full_run(tmp_path: Path) -> None:
     assert seq["resumed_after_stop"]["queries_evaluated"] == used
     with open_store(f"sqlite:///{db}") as store:
         assert store.get_run(stopped.run_id or "").sequential == seq
+    again = run_evaluation(
+        ds, good_retrieve, None, store=f"sqlite:///{db}", resume=stopped.run_id, progress=False
+    )
+    assert again.n_queries == 200 and again.sequential == seq  # a second resume keeps the record of the stop
 
 
 def test_the_gate_reads_the_seeded_order_prefix_not_completion_order() -> None:

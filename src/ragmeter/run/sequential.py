@@ -263,7 +263,8 @@ def gate_for_run(
     """The gate of a sequential run, fed the results already stored (a resumed run). None when the run
     is not sequential, or when it is a stopped run being resumed: that one goes on to the full run."""
     spec = sequential_spec(config)
-    if spec is None or (earlier or {}).get("stopped_early"):
+    once_stopped = (earlier or {}).get("stopped_early") or (earlier or {}).get("resumed_after_stop")
+    if spec is None or once_stopped:  # a run that stopped once goes on to (or stays) the full run
         return None
     gate = SequentialGate(spec, queries, config.relevance_level)
     for i in gate.order:
