@@ -248,6 +248,7 @@ def whole_process(nq: int, qrels: Path, run: Path, pairs: int) -> None:
     pt_cmd = [sys.executable, "-c", prelude + textwrap.dedent(PYTREC_CLI_JOB), str(qrels), str(run)]
     print(
         f"\n== whole process at Q = {nq:,}: `ragmeter eval` vs the pytrec_eval script, {pairs} alternating pairs"
+        f" (load average {os.getloadavg()[0]:.1f})"
     )
     print(
         f"{'pair':<5} {'ragmeter s':>10} {'pytrec s':>9} {'ratio':>6} {'ragmeter MB':>11} {'pytrec MB':>9} {'ratio':>6}"
@@ -290,7 +291,8 @@ def main() -> None:
         t0 = time.perf_counter()
         qrels, run = make_workload(nq, args.seed, args.workdir)
         print(
-            f"\n== Q = {nq:,} x 100 ({run.stat().st_size / 1e6:.0f} MB run; workload {time.perf_counter() - t0:.1f} s)"
+            f"\n== Q = {nq:,} x 100 ({run.stat().st_size / 1e6:.0f} MB run; workload {time.perf_counter() - t0:.1f} s;"
+            f" load average {os.getloadavg()[0]:.1f})"
         )
         phases(nq, qrels, run, with_ranx and nq <= args.ranx_max, with_irm and nq <= args.ir_measures_max)
         whole_process(nq, qrels, run, args.pairs)
