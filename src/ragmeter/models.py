@@ -140,6 +140,45 @@ class QueryEvalResult(BaseModel):
     # ragmeter.llm.usage.UsageLine fields. Summed into the run's usage block, so that the totals survive a
     # resume and work with any executor.
     usage: dict[str, dict[str, dict[str, Any]]] = Field(default_factory=dict)
+    # A judge metric judged more than once (`run --repeat N`): its value in each repeat, by repeat index.
+    # `metrics[name]` is then their mean (see mean_of_repeats). Empty for a metric judged once.
+    repeats: dict[str, list[MetricResult]] = Field(default_factory=dict)
+
+
+def mean_of_repeats(name: str, values: list[MetricResult]) -> MetricResult:
+    """A metric's value for a query judged in repeats: the mean over the repeats with a value (null with the
+    first repeat's error when none has one); details["repeats"] holds n, valid, sd (ddof 1) and the values."""
+    valid = [v.value for v in values if v.value is not None]
+    mean = math.fsum(valid) / len(valid) if valid else None
+    sd = None
+    if mean is not None and len(valid) > 1:
+        sd = math.sqrt(math.fsum((x - mean) ** 2 for x in valid) / (len(valid) - 1))
+    first = values[0] if values else MetricResult(name=name, value=None)
+    details = _common_details([v for v in values if v.value is not None] or values)
+    details["repeats"] = {
+        "n": len(values),
+        "valid": len(valid),
+        "sd": sd,
+        "values": [v.value for v in values],
+    }
+    error = None if valid else next((v.error for v in values if v.error), "no repeat has a value")
+    return MetricResult(name=name, value=mean, details=details, error=error, version=first.version)
+
+
+def _common_details(values: list[MetricResult]) -> dict[str, Any]:
+    """The details of a mean over repeats: a number that every repeat has is averaged (a grade, the total
+    score that a grade times a fixed weight gives), anything else is kept when every repeat agrees on it
+    (a rank, a weight) and left to the repeats themselves otherwise (a reasoning)."""
+    out: dict[str, Any] = {}
+    for key in values[0].details if values else ():
+        each = [v.details.get(key) for v in values]
+        if key == "sampling":
+            continue
+        if all(x == each[0] for x in each):
+            out[key] = each[0]
+        elif all(isinstance(x, int | float) and not isinstance(x, bool) for x in each):
+            out[key] = math.fsum(x for x in each if isinstance(x, int | float)) / len(each)
+    return out
 
 
 class MetricSummary(BaseModel):
@@ -185,7 +224,25 @@ class EvalConfig(BaseModel):
     relevance_level: int = 1
     # Where the queries run: "local" (asyncio in this process) or "ray" / "ray:ADDRESS" (docs/scale-out.md).
     executor: str = "local"
+    # Judge each judged query this many times (`run --repeat N`), at `repeat_temperature` (None: the default
+    # of ragmeter.run.repeats, DEFAULT_TEMPERATURE); one judgment (1) is what runs always did.
+    repeat: int = 1
+    repeat_temperature: float | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("repeat")
+    @classmethod
+    def _positive_repeat(cls, v: int) -> int:
+        if v < 1:
+            raise ValueError(f"must be at least 1, got {v}")
+        return v
+
+    @field_validator("repeat_temperature")
+    @classmethod
+    def _sane_temperature(cls, v: float | None) -> float | None:
+        if v is not None and not (math.isfinite(v) and 0.0 <= v <= 2.0):
+            raise ValueError(f"must be a number from 0 to 2, got {v}")
+        return v
 
     @field_validator("executor")
     @classmethod
@@ -243,6 +300,26 @@ class PPIEstimate(BaseModel):
     method: str = "ppi-mean (Angelopoulos et al. 2023), normal approximation"
 
 
+class JudgeStability(BaseModel):
+    """A judge metric judged N times per query (`run --repeat N`): Krippendorff's alpha across the repeats
+    at the judge's level of measurement, its bootstrap interval over queries, the share of queries whose
+    pass verdict (value >= threshold) is not the same in every repeat, and the mean per-query sd."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    repeats: int
+    items: int  # queries with at least two valid repeats
+    level: Literal["interval", "ordinal"]
+    alpha: float | None  # None: undefined (no variation at all, or no pairable query)
+    alpha_ci95: tuple[float, float] | None = None
+    flip_share: float | None = None
+    threshold: float
+    threshold_from: Literal["gate", "mid-range"]
+    mean_sd: float | None = None
+    temperature: float | None = None  # the temperature the repeats were asked for (None: not sent)
+    seeds: list[int | None] = Field(default_factory=list)  # seed of each repeat, by repeat index
+
+
 # Version of the run JSON (EvalRunResult). 1: the 0.1 format, no `schema_version` field (still read).
 # 2: schema_version, usage, record, per-query usage.
 RUN_SCHEMA_VERSION = 2
@@ -279,6 +356,8 @@ class EvalRunResult(BaseModel):
     # A sequential run (`--sequential`): {"stopped_early", "decision", "gates": {metric: {"decision",
     # "interval", ...}}, "queries_used", "saved", ...} (ragmeter.run.sequential); None otherwise.
     sequential: dict[str, Any] | None = None
+    # How far each judge metric agrees with itself across repeats (`run --repeat N`); empty for N = 1.
+    stability: dict[str, JudgeStability] = Field(default_factory=dict)
 
     def system_label(self) -> str:
         """What was evaluated, as lists show it: `builtin (hybrid)` only for the built-in pipeline; an

@@ -102,6 +102,10 @@ class RunRecord(BaseModel):
     concurrency: int
     cache: bool = False
     executor: str = "local"
+    # Judge repeats (`run --repeat N`): each judged query is judged `repeat` times, repeat r at
+    # `repeat_temperature` with seed `seed + r` (ragmeter.run.repeats); 1 = one judgment, as before.
+    repeat: int = 1
+    repeat_temperature: float | None = None
 
     def dump(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

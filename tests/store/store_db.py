@@ -63,3 +63,37 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield url
     finally:
         _drop_pg_database(base, name)
+
+
+def old_store(url: str, revision: str, outputs: dict[str, object], *sql: str) -> None:
+    """A store at schema `revision` only (as an older ragmeter left it), holding the completed run 'old' with
+    one query 'q1' whose outputs row is `outputs`, then each statement of `sql`."""
+    import json
+
+    from alembic import command
+    from sqlalchemy import text
+
+    from ragmeter.models import EvalConfig
+    from ragmeter.store.engine import alembic_config, create_engine, resolve_url
+
+    engine = create_engine(resolve_url(url))
+    with engine.begin() as conn:
+        command.upgrade(alembic_config(conn), revision)
+        conn.execute(
+            text(
+                "INSERT INTO runs (id, name, status, config, dataset_name, n_dataset_queries, versions, seed, "
+                "started_at, host, pid, pid_token, aggregate, summary, n_queries, n_failed) VALUES ('old', '', "
+                "'completed', :cfg, 'demo', 1, '{}', 42, '2026-01-01 00:00:00', 'h', 1, '', '{}', '{}', 1, 0)"
+            ),
+            {"cfg": EvalConfig().model_dump_json()},
+        )
+        conn.execute(
+            text(
+                "INSERT INTO query_results (run_id, query_id, position, status, result, completed_at) VALUES "
+                "('old', 'q1', 0, 'ok', :res, '2026-01-01 00:00:00')"
+            ),
+            {"res": json.dumps(outputs)},
+        )
+        for statement in sql:
+            conn.execute(text(statement))
+    engine.dispose()

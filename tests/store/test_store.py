@@ -148,33 +148,10 @@ def _rows(store: Store, sql: str) -> list[tuple[object, ...]]:
 
 def test_a_0001_store_is_migrated_and_its_runs_read_as_before(tmp_path: Path) -> None:
     """A store written by 0.1 (metric values inside each outputs row, no record) upgrades to 0002 on open."""
-    import json
+    from store_db import old_store
 
-    from alembic import command
-    from sqlalchemy import text
-
-    from ragmeter.store.engine import alembic_config, create_engine, resolve_url
-
-    url = resolve_url(f"sqlite:///{tmp_path / 'old.db'}")
-    engine = create_engine(url)
-    with engine.begin() as conn:
-        command.upgrade(alembic_config(conn), "0001")
-        conn.execute(
-            text(
-                "INSERT INTO runs (id, name, status, config, dataset_name, n_dataset_queries, versions, seed, "
-                "started_at, host, pid, pid_token, aggregate, summary, n_queries, n_failed) VALUES ('old', '', "
-                "'completed', :cfg, 'demo', 1, '{}', 42, '2026-01-01 00:00:00', 'h', 1, '', '{}', '{}', 1, 0)"
-            ),
-            {"cfg": EvalConfig().model_dump_json()},
-        )
-        conn.execute(
-            text(
-                "INSERT INTO query_results (run_id, query_id, position, status, result, completed_at) VALUES "
-                "('old', 'q1', 0, 'ok', :res, '2026-01-01 00:00:00')"
-            ),
-            {"res": json.dumps(_result("q1", 0.75).model_dump(mode="json"))},
-        )
-    engine.dispose()
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    old_store(url, "0001", _result("q1", 0.75).model_dump(mode="json"))
     with open_store(url) as store:
         run = store.get_run("old")
         assert run.record is None and run.per_query[0].metrics["token_f1"].value == 0.75

@@ -157,6 +157,20 @@ def ppi_table(result: EvalRunResult) -> Any:
     return table
 
 
+def stability_table(result: EvalRunResult) -> Any:
+    """How far each judge metric agrees with itself across the repeats of a run (`run --repeat N`)."""
+    from rich.table import Table
+
+    from ragmeter.score.stability import STABILITY_COLUMNS, STABILITY_NOTE, stability_rows
+
+    table = Table(title="judge stability across repeats", title_justify="left", caption=STABILITY_NOTE)
+    for col in STABILITY_COLUMNS:
+        table.add_column(col, justify="left" if col in ("metric", "level", "sampling") else "right")
+    for row in stability_rows(result.stability):
+        table.add_row(*row)
+    return table
+
+
 def print_run(result: EvalRunResult, *, store_url: str | None = None) -> None:
     from ragmeter.report.selection import judged_note
     from ragmeter.safety import console_text as t  # data: secrets, control characters, markup escaped
@@ -188,6 +202,8 @@ def print_run(result: EvalRunResult, *, store_url: str | None = None) -> None:
             out.print(classes)
     if result.ppi:
         out.print(ppi_table(result))
+    if result.stability:
+        out.print(stability_table(result))
     print_usage(result)
     if result.sequential:
         from ragmeter.run.sequential import describe_sequential

@@ -79,6 +79,7 @@ class CheckedRun:
             "retry_failed": flags.resume.retry_failed,
             "executor": executor,
             "write_outputs": False,
+            "gates": dict(flags.gates.thresholds),  # the pass line of a repeated judge's flip share
         }
 
 

@@ -160,6 +160,12 @@ JUDGING_OPTIONS: list[Option] = [
         "--judge-retries", type=int, metavar="N", help="Retries of a failed judge request (default 4)."
     ),
     click.option("--judge-budget", type=int, metavar="N", help="At most N judge requests in the run."),
+    click.option(
+        "--repeat", type=int, metavar="N", help="Judge each judged query N times (default 1): alpha, flips."
+    ),
+    click.option(
+        "--repeat-temperature", type=float, metavar="T", help="Temperature of the repeats (default 0.7)."
+    ),
 ]
 
 
@@ -170,14 +176,31 @@ class JudgingOptions:
     judge: str | None = None
     no_llm_judge: bool = False
     client: Mapping[str, Any] = field(default_factory=dict)  # timeout, max_retries, budget: the given ones
+    repeat: int | None = None  # --repeat N: each judged query judged N times (ragmeter.run.repeats)
+    repeat_temperature: float | None = None
 
     @classmethod
     def from_params(cls, p: Params) -> JudgingOptions:
         client = judge_client_options(p["judge_timeout"], p["judge_retries"], p["judge_budget"])
-        return cls(judge=p["judge"], no_llm_judge=p["no_llm_judge"], client=client)
+        repeat, temperature = p["repeat"], p["repeat_temperature"]
+        if repeat is not None and repeat < 1:
+            raise InputError(f"must be at least 1 (judgments per query), got {repeat}", source="--repeat")
+        if temperature is not None and not 0.0 <= temperature <= 2.0:  # nan fails both comparisons
+            raise InputError(
+                f"must be a number from 0 to 2, got {temperature}", source="--repeat-temperature"
+            )
+        return cls(
+            judge=p["judge"],
+            no_llm_judge=p["no_llm_judge"],
+            client=client,
+            repeat=repeat,
+            repeat_temperature=temperature,
+        )
 
     def config_fields(self) -> dict[str, Any]:
         out: dict[str, Any] = {"judge_model": self.judge, "use_llm_judge": True} if self.judge else {}
+        repeats = {"repeat": self.repeat, "repeat_temperature": self.repeat_temperature}
+        out.update({k: v for k, v in repeats.items() if v is not None})
         return {**out, "use_llm_judge": False} if self.no_llm_judge else out
 
 
@@ -329,6 +352,11 @@ class ResumeOptions:
             )
         if p["resume"]:
             given = system.dataset or system.system or system.config_path or settings.sets
+            if p["repeat"] is not None or p["repeat_temperature"] is not None:
+                raise InputError(
+                    "--resume judges as many repeats as the run records; leave --repeat out",
+                    source="--resume",
+                )
             if given or settings.pipeline or settings.judge or settings.extra or settings.cache is not None:
                 raise InputError(
                     "--resume takes the dataset, system, config and settings stored with the run",

@@ -182,6 +182,11 @@ def compare_command(
         cluster_by=cluster_by,
         tukey=tukey,
         version_mismatches=warnings,
+        stability={
+            r.run_id or "": {n: s.model_dump(mode="json") for n, s in r.stability.items()}
+            for r in found
+            if r.stability
+        },
     )
     for line in warnings if fmt != "json" else []:
         click.echo(f"warning: version mismatch allowed: {line}", err=True)

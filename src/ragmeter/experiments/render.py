@@ -117,6 +117,8 @@ class ComparisonReport:
     # three or more runs: the randomised Tukey HSD of every pair (ragmeter.experiments.compare.tukey_rows)
     tukey: list[dict[str, Any]] = field(default_factory=list)
     version_mismatches: list[str] = field(default_factory=list)  # allowed with --allow-version-mismatch
+    # runs judged in repeats: {run id: {judge metric: JudgeStability as JSON}} (`run --repeat N`)
+    stability: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def footnote(self) -> str:
@@ -136,6 +138,8 @@ class ComparisonReport:
         if self.tukey:
             out["tukey_hsd"] = self.tukey
         out["comparisons"] = self.comparisons
+        if self.stability:
+            out["stability"] = self.stability
         if len(self.comparisons) == 1:
             out.update(self.comparisons[0])
         return json.dumps(out, indent=2, default=str)
@@ -207,9 +211,23 @@ class ComparisonReport:
             if c["latency"]:
                 cols = ["stage", "A p50", "B p50", "A p95", "B p95", "A max", "B max"]
                 out.append(("latency per stage (ms, lower is better)", cols, self._latency_rows(c), 1))
+        out += self._stability_sections()
         if self.tukey:
             cols = ["metric", "A", "B", "B - A", "queries", "p (Tukey HSD)"]
             out.append((f"every pair of runs: {self.tukey[0]['method']}", cols, self._tukey_rows(rich), 3))
+        return out
+
+    def _stability_sections(self) -> list[tuple[str, list[str], list[list[str]], int] | str]:
+        from ragmeter.models import JudgeStability
+        from ragmeter.score.stability import STABILITY_COLUMNS, STABILITY_NOTE, stability_rows
+
+        out: list[tuple[str, list[str], list[list[str]], int] | str] = []
+        for run_id, by_metric in self.stability.items():
+            parsed = {n: JudgeStability.model_validate(s) for n, s in by_metric.items()}
+            title = f"judge stability across repeats, run {run_id}"
+            out.append((title, list(STABILITY_COLUMNS), stability_rows(parsed), 3))
+        if out:
+            out.append(f"note: {STABILITY_NOTE}")
         return out
 
     def _tukey_rows(self, rich: bool) -> list[list[str]]:

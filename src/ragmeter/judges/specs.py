@@ -91,6 +91,7 @@ def _retrieval_grade() -> list[MetricSpec]:
             ("question", "contexts", "judge"),
             (1.0, 10.0),
             scale="1-10",
+            level="ordinal",  # a grade: 9 is above 8, but 9 - 8 need not equal 2 - 1
             headline=8,
             computed_by="ragmeter.judges.retrieval:RETRIEVAL_GRADE",
             description="LLM grade 1-10 of how well the retrieved chunks answer the question",

@@ -18,6 +18,7 @@ from ragmeter.errors import RagmeterError
 from ragmeter.llm.cache import ResponseCache
 from ragmeter.llm.logs import TRACE
 from ragmeter.llm.pricing import estimate_cost
+from ragmeter.llm.sampling import current as current_resample
 from ragmeter.llm.types import (
     BudgetExceededError,
     LLMResponse,
@@ -134,14 +135,27 @@ class LLMClient:
     @property
     def params(self) -> dict[str, Any]:
         """Request parameters that change answers: part of the cache key and of `spec_public`."""
+        temperature, seed = self.sampling
         params: dict[str, Any] = {
-            "temperature": self.temperature,
-            "seed": self.seed,
+            "temperature": temperature,
+            "seed": seed,
             "max_tokens": self.max_tokens,
         }
         if self.frequency_penalty is not None:  # only when set: cache keys of earlier runs stay valid
             params["frequency_penalty"] = self.frequency_penalty
         return params
+
+    @property
+    def sampling(self) -> tuple[float | None, int | None]:
+        """(temperature, seed) of a call made now: a `resampled` block's, else the client's own. A backend
+        that sends none (None here) keeps sending none."""
+        block = current_resample()
+        if block is None:
+            return self.temperature, self.seed
+        return (
+            block.temperature if self.temperature is not None else None,
+            block.seed if self.seed is not None else None,
+        )
 
     @property
     def spec_public(self) -> dict[str, Any]:
@@ -191,7 +205,8 @@ class LLMClient:
         limit = max_tokens if max_tokens is not None else self.max_tokens
         penalty = frequency_penalty if frequency_penalty is not None else self.frequency_penalty
         key = None
-        if self._cache is not None:
+        block = current_resample()
+        if self._cache is not None and (block is None or block.cache):
             params = {**self.params, "max_tokens": limit, "json": json}
             if penalty is not None:
                 params["frequency_penalty"] = penalty
@@ -225,7 +240,7 @@ class LLMClient:
             finish_reason=raw.finish_reason,
         )
         self._meter.answered(resp, metric)
-        if self._cache is not None and key is not None:
+        if self._cache is not None and key is not None:  # a key exists only when the cache may be used
             self._cache.put(key, self.backend, self.model, raw.text, raw.usage, raw.finish_reason)
         self._log(resp, messages, metric, query_id)
         return resp

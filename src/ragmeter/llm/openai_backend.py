@@ -105,10 +105,11 @@ class OpenAIClient(SDKBackend):
 
         client = self._client()
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
-        if self.temperature is not None:
-            kwargs["temperature"] = self.temperature
-        if self.seed is not None:
-            kwargs["seed"] = self.seed
+        temperature, seed = self.sampling  # a repeat's (ragmeter.llm.sampling), else the client's own
+        if temperature is not None:
+            kwargs["temperature"] = temperature
+        if seed is not None:
+            kwargs["seed"] = seed
         kwargs["max_tokens" if self._compatible else "max_completion_tokens"] = max_tokens
         kwargs.update(extra)  # sampling: frequency_penalty, only when a prompt or the client sets it
         want_json = json and self._json_mode_ok

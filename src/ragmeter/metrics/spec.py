@@ -65,6 +65,9 @@ class MetricSpec:
     # Built-in metrics: "module:attribute" of the code that computes the values (a function, or a Judge).
     # A name, not an import: the registry sits below the families that compute (DESIGN.md's layers).
     computed_by: str = ""
+    # Level of measurement of the values (how far apart two values are): "ordinal" for grades on a ranked
+    # scale, "interval" for scores; Krippendorff's alpha across judge repeats is computed at this level.
+    level: Literal["interval", "ordinal"] = "interval"
 
     def computation(self) -> Any:
         """What computes this metric: a user metric's `compute`, else the object `computed_by` names."""
@@ -114,6 +117,7 @@ class MetricSpec:
             "headline": self.headline,
             "default": self.default,
             "plannable": self.plannable,
+            "level": self.level,
             "computed_by": self.computed_by or ("user function" if self.compute is not None else ""),
             "description": self.description,
         }

@@ -288,6 +288,17 @@ def _flat_lines(flat: dict[str, str]) -> list[tuple[str, list[str]]]:
     return list(groups.items())
 
 
+def _stability_rows(labels: Sequence[str], runs: Sequence[EvalRunResult]) -> list[list[str]]:
+    """One row per (run, judge metric) of a run judged in repeats: the run's label, then STABILITY_COLUMNS."""
+    from ragmeter.score.stability import stability_rows
+
+    return [
+        [label, *row]
+        for label, run in zip(labels, runs, strict=True)
+        for row in stability_rows(run.stability)
+    ]
+
+
 def render_html(
     runs: Sequence[EvalRunResult],
     *,
@@ -351,6 +362,7 @@ def render_html(
             sections=sections,
             summary=_summary_rows(runs, metrics),
             ppi=_ppi_rows(labels, runs),
+            stability=_stability_rows(labels, runs),
             comparisons=[
                 _comparison_view(c, runs[0], runs[i], columns, top_changes)
                 for i, c in enumerate(comparisons, start=1)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from ragmeter.models import EvalConfig, EvalDataset, EvalRunResult, QueryEvalResult
+from ragmeter.models import EvalConfig, EvalDataset, EvalRunResult, JudgeStability, QueryEvalResult
 from ragmeter.run.prepare import Prepared, validate
 from ragmeter.run.sequential import SequentialGate, gate_for_run, sequential_block
 
@@ -35,6 +35,8 @@ class RunOptions:
     executor: Any = None
     # Write config.output's JSON and CSV when the run finishes (the CLI writes its outputs itself)
     write_outputs: bool = True
+    # Gate thresholds {metric: value} (`--fail-under`): the pass line of a repeated judge's flip share
+    gates: dict[str, float] = field(default_factory=dict)
 
 
 def package_versions() -> dict[str, str]:
@@ -253,6 +255,9 @@ class _Run:
         sequential = sequential_block(self.gate, earlier, len(results), scored.usage)
         if sequential is not None:
             scored.summary["sequential"] = sequential
+        stability = _stability(p, scored.per_query, self.opts.gates)
+        if stability:
+            scored.summary["stability"] = {n: s.model_dump(mode="json") for n, s in stability.items()}
         result = EvalRunResult(
             run_id=self.run_id,
             name=p.resumed.name if p.resumed is not None else self.opts.name,
@@ -272,6 +277,7 @@ class _Run:
             record=p.record.dump(),
             ppi=scored.ppi,
             sequential=sequential,
+            stability=stability,
         )
         if self.store is not None and self.run_id is not None:
             self.store.put_metric_values(self.run_id, scored.run_level)
@@ -287,6 +293,25 @@ class _Run:
         if p.config.output and self.opts.write_outputs:
             write_outputs(result, p.config.output)
         return result
+
+
+def _stability(
+    p: Prepared, per_query: list[QueryEvalResult], gates: dict[str, float]
+) -> dict[str, JudgeStability]:
+    """Each judge metric's agreement with itself across the repeats of a run judged in repeats."""
+    if p.record.repeat <= 1:
+        return {}
+    from ragmeter.run.repeats import repeat_seeds
+    from ragmeter.score.stability import judge_stability
+
+    return judge_stability(
+        p.plan.judges,
+        per_query,
+        temperature=p.record.repeat_temperature,
+        seeds=list(repeat_seeds(p.record)),
+        thresholds=gates,
+        seed=p.config.seed,
+    )
 
 
 def judge_versions(p: Prepared) -> dict[str, str]:

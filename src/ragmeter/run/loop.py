@@ -128,9 +128,22 @@ class QueryWorker:
                 result.answer, latency["generate"] = await self.system.answer_timed(query.question, contexts)
             except Exception as exc:
                 return failed(error_text("generate", exc))
+        repeated = record.repeat > 1 and self.judge is not None and bool(self.plan.judges)
         result.metrics = await score_query(
-            self.plan, query, result, context_k=record.context_k, judge=self.judge, latency=latency
+            self.plan,
+            query,
+            result,
+            context_k=record.context_k,
+            judge=None if repeated else self.judge,
+            latency=latency,
         )
+        if repeated and result.status == "ok":  # each judge metric judged record.repeat times
+            from ragmeter.run.repeats import judge_repeats
+
+            t_judge = time.perf_counter()
+            means, result.repeats = await judge_repeats(self.plan.judges, query, result, self.judge, record)
+            result.metrics.update(means)
+            latency["judge"] = (time.perf_counter() - t_judge) * 1000
         latency["total"] = (time.perf_counter() - t_start) * 1000
         result.latency_ms = latency
         return result

@@ -101,6 +101,12 @@ def validate(
         semantic=config.extra.get("semantic") is not False,
     )
     rm.check(fail_under, source="--fail-under")
+    if config.repeat > 1 and not plan.judges:
+        raise InputError(
+            f"--repeat {config.repeat} judges each query {config.repeat} times: it needs a judge (--judge) "
+            "and at least one judge metric",
+            source="--repeat",
+        )
     context_k = int(config.extra.get("context_k", CONTEXT_K))
     if context_k < 1:
         raise InputError(f"context_k must be at least 1, not {context_k}", source="extra.context_k")
@@ -200,7 +206,21 @@ def _new_record(
         concurrency=config.concurrency,
         cache=config.cache,
         executor=config.executor,
+        **_repeat_fields(config, judged),
     )
+
+
+def _repeat_fields(config: EvalConfig, judged: bool) -> dict[str, Any]:
+    """The record's repeat settings: only a judged run with more than one repeat records them."""
+    if config.repeat <= 1 or not judged:
+        return {}
+    from ragmeter.run.repeats import DEFAULT_TEMPERATURE
+
+    temperature = config.repeat_temperature
+    return {
+        "repeat": config.repeat,
+        "repeat_temperature": DEFAULT_TEMPERATURE if temperature is None else temperature,
+    }
 
 
 def legacy_record(stored: EvalRunResult) -> RunRecord:

@@ -142,7 +142,8 @@ class Store(CollectionStore, MetricValueStore):
 
     def add_query_result(self, run_id: str, result: QueryEvalResult, *, position: int = 0) -> None:
         """Write one query's outputs and its per-query metric values the moment they are known (one
-        transaction). The outputs row holds no metric: each value is its own row, written once."""
+        transaction: a query's repeats are stored together or not at all). The outputs row holds no metric:
+        each value (each repeat of a repeated judge metric) is its own row, written once."""
         from sqlalchemy import exc, insert
 
         from ragmeter.store.schema import MetricValueRow, QueryResultRow
@@ -154,10 +155,10 @@ class Store(CollectionStore, MetricValueStore):
             "status": result.status,
             "error": result.error,
             "latency_ms": result.latency_ms.get("total"),
-            "result": result.model_copy(update={"metrics": {}}).model_dump(mode="json"),
+            "result": result.model_copy(update={"metrics": {}, "repeats": {}}).model_dump(mode="json"),
             "completed_at": utcnow(),
         }
-        rows = metric_rows(run_id, {result.query_id: result.metrics})
+        rows = metric_rows(run_id, {result.query_id: result.metrics}, {result.query_id: result.repeats})
         try:
             with self.engine.begin() as conn:
                 conn.execute(insert(QueryResultRow).values(**values))
@@ -216,7 +217,12 @@ class Store(CollectionStore, MetricValueStore):
             results = [QueryEvalResult.model_validate(r[0]) for r in rows]
             metrics = metric_values(conn, run_id)
         return [
-            r.model_copy(update={"metrics": {**r.metrics, **metrics[r.query_id]}})
+            r.model_copy(
+                update={
+                    "metrics": {**r.metrics, **metrics[r.query_id][0]},
+                    "repeats": {**r.repeats, **metrics[r.query_id][1]},
+                }
+            )
             if r.query_id in metrics
             else r
             for r in results

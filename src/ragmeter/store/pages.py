@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import InputError
-from ragmeter.models import MetricResult, QueryEvalResult
+from ragmeter.models import QueryEvalResult
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
@@ -107,10 +107,41 @@ class QueryPage:
     rows: list[QueryEvalResult] = field(default_factory=list)
 
 
-def _filtered(run_id: str, flt: QueryFilter) -> Any:
+def _has_repeats(conn: Connection, run_id: str) -> bool:
+    """Whether the run judged in repeats (its record says so; runs from before records never did)."""
+    from sqlalchemy import select
+
+    from ragmeter.store.schema import RunRow
+
+    record = conn.execute(select(RunRow.record).where(RunRow.id == run_id)).scalar_one_or_none()
+    return int((record or {}).get("repeat") or 1) > 1
+
+
+def _value_table(run_id: str, repeated: bool, name: str) -> Any:
+    """metric_values as a table of one value per (run, query, metric) under alias `name`: the table itself,
+    or for a run judged in repeats the mean over each metric's repeats with a value (SQL's AVG skips nulls,
+    as mean_of_repeats does) and an error when none has one."""
+    from sqlalchemy import func, select
+
+    from ragmeter.store.schema import MetricValueRow
+
+    mv = MetricValueRow.__table__
+    if not repeated:
+        return mv.alias(name)
+    grouped = select(
+        mv.c.run_id,
+        mv.c.query_id,
+        mv.c.name,
+        func.avg(mv.c.value).label("value"),
+        func.min(mv.c.error).label("error"),
+    ).where(mv.c.run_id == run_id)
+    return grouped.group_by(mv.c.run_id, mv.c.query_id, mv.c.name).subquery(name)
+
+
+def _filtered(run_id: str, flt: QueryFilter, repeated: bool = False) -> Any:
     from sqlalchemy import and_, select
 
-    from ragmeter.store.schema import MetricValueRow, QueryResultRow
+    from ragmeter.store.schema import QueryResultRow
 
     qr = QueryResultRow.__table__
     stmt = select(qr.c.id, qr.c.query_id, qr.c.position, qr.c.status, qr.c.latency_ms).where(
@@ -122,7 +153,7 @@ def _filtered(run_id: str, flt: QueryFilter) -> Any:
         escaped = flt.text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         stmt = stmt.where(qr.c.query_id.like(f"%{escaped}%", escape="\\"))
     if flt.metric and flt.narrows_metric():
-        f = MetricValueRow.__table__.alias("f")
+        f = _value_table(run_id, repeated, "f")
         on = and_(f.c.run_id == qr.c.run_id, f.c.query_id == qr.c.query_id, f.c.name == flt.metric)
         stmt = stmt.join(f, on)
         if flt.null_only or flt.reason:
@@ -150,8 +181,9 @@ def query_page(
 
     qr = QueryResultRow.__table__
     offset, limit = max(0, offset), max(1, limit)
-    stmt = _filtered(run_id, flt)
     with engine.connect() as conn:
+        repeated = _has_repeats(conn, run_id)
+        stmt = _filtered(run_id, flt, repeated)
         total = int(conn.execute(select(func.count()).select_from(stmt.subquery())).scalar_one())
         if flt.sort in SORT_COLUMNS:
             col = qr.c[flt.sort]
@@ -160,7 +192,7 @@ def query_page(
                 (r.id, r.query_id) for r in conn.execute(stmt.order_by(*order).offset(offset).limit(limit))
             ]
         else:
-            s = MetricValueRow.__table__.alias("s")
+            s = _value_table(run_id, repeated, "s")
             on = and_(s.c.run_id == qr.c.run_id, s.c.query_id == qr.c.query_id, s.c.name == flt.sort)
             valued = stmt.join(s, on).where(s.c.value.is_not(None))
             by_value = s.c.value.desc() if flt.descending else s.c.value.asc()
@@ -169,7 +201,7 @@ def query_page(
             if len(ids) < limit:  # past the valued queries: the null or missing ones follow in run order
                 if ids:
                     n_valued = offset + len(ids)
-                elif flt.plain():  # counted on the (run, metric, value) index alone
+                elif flt.plain() and not repeated:  # counted on the (run, metric, value) index alone
                     mv = MetricValueRow.__table__
                     where = (mv.c.run_id == run_id, mv.c.name == flt.sort, mv.c.value.is_not(None))
                     n_valued = int(conn.execute(select(func.count()).where(*where)).scalar_one())
@@ -188,6 +220,7 @@ def _results(conn: Connection, run_id: str, ids: list[tuple[int, str]]) -> list[
     from sqlalchemy import select
 
     from ragmeter.store.schema import MetricValueRow, QueryResultRow
+    from ragmeter.store.values import by_query, query_metrics
 
     if not ids:
         return []
@@ -197,19 +230,18 @@ def _results(conn: Connection, run_id: str, ids: list[tuple[int, str]]) -> list[
             select(QueryResultRow.id, QueryResultRow.result).where(QueryResultRow.id.in_([i for i, _ in ids]))
         )
     }
-    values: dict[str, dict[str, MetricResult]] = {}
     mv = select(MetricValueRow).where(
         MetricValueRow.run_id == run_id, MetricValueRow.query_id.in_([q for _, q in ids])
     )
-    for m in conn.execute(mv.order_by(MetricValueRow.id)):
-        # Rows written by the store itself: no validation needed to read them back.
-        values.setdefault(m.query_id, {})[m.name] = MetricResult.model_construct(
-            name=m.name, value=m.value, error=m.error, version=m.version, details=m.details or {}
-        )
+    # Rows written by the store itself: no validation needed to read them back.
+    values = by_query(conn.execute(mv.order_by(MetricValueRow.id)), trusted=True)
     out = []
     for row_id, qid in ids:
         r = outputs[row_id]
-        out.append(r.model_copy(update={"metrics": {**r.metrics, **values.get(qid, {})}}))
+        metrics, repeats = query_metrics(values.get(qid, {}))
+        out.append(
+            r.model_copy(update={"metrics": {**r.metrics, **metrics}, "repeats": {**r.repeats, **repeats}})
+        )
     return out
 
 

@@ -31,4 +31,5 @@ def run_result(row: Any, per_query: list[QueryEvalResult]) -> EvalRunResult:
         record=row.record,
         ppi=summary.get("ppi") or {},
         sequential=summary.get("sequential"),
+        stability=summary.get("stability") or {},
     )

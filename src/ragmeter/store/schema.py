@@ -150,11 +150,15 @@ class QueryResultRow(Base):
 
 class MetricValueRow(Base):
     """One metric value of one query of a run, stored once (per-query metrics as the query completes,
-    run-level ones when the run is scored; a rescore replaces the rows it recomputes)."""
+    run-level ones when the run is scored; a rescore replaces the rows it recomputes). A judge metric of a
+    run with repeats (`run --repeat N`) has one row per repeat, `repeat` 0 to N - 1; every other value is
+    repeat 0 (migration 0005)."""
 
     __tablename__ = "metric_values"
     __table_args__ = (
-        UniqueConstraint("run_id", "query_id", "name", name="uq_metric_values_run_query_name"),
+        UniqueConstraint(
+            "run_id", "query_id", "name", "repeat", name="uq_metric_values_run_query_name_repeat"
+        ),
         Index("ix_metric_values_run_name", "run_id", "name"),
         # Values of one metric of a run in order, from the index alone (the viewer's sorted pages).
         Index("ix_metric_values_run_name_value", "run_id", "name", "value", "query_id"),
@@ -168,6 +172,7 @@ class MetricValueRow(Base):
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     version: Mapped[str | None] = mapped_column(String(200), nullable=True)
     details: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    repeat: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class LabelRow(Base):

@@ -1,13 +1,14 @@
-"""Metric values: one row per (run, query, metric), written once; a rescore replaces the rows it recomputes
-and the run's aggregates and summary."""
+"""Metric values: one row per (run, query, metric, repeat), written once; a rescore replaces the rows it
+recomputes and the run's aggregates and summary. A judge metric of a run with repeats has a row per repeat
+and its value is their mean (ragmeter.models.mean_of_repeats), computed when read."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import InputError
-from ragmeter.models import MetricResult, MetricSummary
+from ragmeter.models import MetricResult, MetricSummary, mean_of_repeats
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
@@ -84,33 +85,62 @@ class MetricValueStore:
             return dict(row.summary or {}) if row is not None else {}
 
 
-def metric_rows(run_id: str, values: Mapping[str, Mapping[str, MetricResult]]) -> list[dict[str, Any]]:
-    return [
-        {
-            "run_id": run_id,
-            "query_id": qid,
-            "name": name,
-            "value": m.value,
-            "error": m.error,
-            "version": m.version,
-            "details": m.details,
-        }
-        for qid, by_name in values.items()
-        for name, m in by_name.items()
-    ]
+def metric_rows(
+    run_id: str,
+    values: Mapping[str, Mapping[str, MetricResult]],
+    repeats: Mapping[str, Mapping[str, Sequence[MetricResult]]] | None = None,
+) -> list[dict[str, Any]]:
+    """Rows of {query id: {name: value}}; a metric with repeats ({query id: {name: [value of each repeat]}})
+    is stored as its repeats (their mean is computed again when read: `by_query`)."""
+    repeats = repeats or {}
+    rows = []
+    for qid, by_name in values.items():
+        for name, m in by_name.items():
+            each = repeats.get(qid, {}).get(name) or [m]
+            rows += [
+                {
+                    "run_id": run_id,
+                    "query_id": qid,
+                    "name": name,
+                    "repeat": r,
+                    "value": v.value,
+                    "error": v.error,
+                    "version": v.version,
+                    "details": v.details,
+                }
+                for r, v in enumerate(each)
+            ]
+    return rows
 
 
-def metric_values(conn: Connection, run_id: str) -> dict[str, dict[str, MetricResult]]:
-    """{query id: {metric: value}} of a run."""
+def by_query(rows: Iterable[Any], *, trusted: bool = False) -> dict[str, dict[str, list[MetricResult]]]:
+    """{query id: {metric: [value of each repeat]}} of metric_values rows, metrics in the order first seen.
+    `trusted`: rows the store wrote itself, read back without validation (the viewer's pages)."""
+    make = MetricResult.model_construct if trusted else MetricResult
+    found: dict[str, dict[str, dict[int, MetricResult]]] = {}
+    for m in rows:
+        value = make(name=m.name, value=m.value, error=m.error, version=m.version, details=m.details or {})
+        found.setdefault(m.query_id, {}).setdefault(m.name, {})[int(getattr(m, "repeat", 0) or 0)] = value
+    return {
+        q: {n: [each[r] for r in sorted(each)] for n, each in names.items()} for q, names in found.items()
+    }
+
+
+def query_metrics(
+    values: Mapping[str, list[MetricResult]],
+) -> tuple[dict[str, MetricResult], dict[str, list[MetricResult]]]:
+    """(value of each metric, repeats of the metrics stored in repeats) of one query's rows."""
+    metrics = {n: each[0] if len(each) == 1 else mean_of_repeats(n, each) for n, each in values.items()}
+    return metrics, {n: each for n, each in values.items() if len(each) > 1}
+
+
+def metric_values(
+    conn: Connection, run_id: str
+) -> dict[str, tuple[dict[str, MetricResult], dict[str, list[MetricResult]]]]:
+    """{query id: ({metric: value}, {metric: value of each repeat})} of a run."""
     from sqlalchemy import select
 
-    from ragmeter.store.schema import MetricValueRow
+    from ragmeter.store.schema import MetricValueRow as M
 
-    out: dict[str, dict[str, MetricResult]] = {}
-    for m in conn.execute(
-        select(MetricValueRow).where(MetricValueRow.run_id == run_id).order_by(MetricValueRow.id)
-    ):
-        out.setdefault(m.query_id, {})[m.name] = MetricResult(
-            name=m.name, value=m.value, error=m.error, version=m.version, details=m.details or {}
-        )
-    return out
+    rows = conn.execute(select(M).where(M.run_id == run_id).order_by(M.id))
+    return {qid: query_metrics(values) for qid, values in by_query(rows).items()}
