@@ -120,7 +120,7 @@ def test_asking_for_a_lexical_or_judge_name_loads_the_families() -> None:
     probe = (
         "import sys, json\nimport ragmeter.metrics as rm\nfrom ragmeter.metrics import registry\n"
         "before = registry.loaded_families()\nspec = rm.get('em')\n"
-        "print(json.dumps([before, registry.loaded_families(), spec.name]))"
+        "print(json.dumps([before, registry.loaded_families(), spec.name, 'ragmeter.ir' in sys.modules]))"
     )
     proc = subprocess.run(
         [sys.executable, "-c", probe],
@@ -130,8 +130,46 @@ def test_asking_for_a_lexical_or_judge_name_loads_the_families() -> None:
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    before, after, name = json.loads(proc.stdout)
+    before, after, name, ir_loaded = json.loads(proc.stdout)
     assert before == [] and after == list(registry.FAMILY_MODULES) and name == "exact_match"
+    assert not ir_loaded  # a lexical name is found among the records, not by the IR parser
+
+
+def test_retrieval_names_load_no_family_in_a_fresh_process() -> None:
+    probe = (
+        "import json, sys\nimport ragmeter.metrics as rm\nfrom ragmeter.metrics import registry\n"
+        "names = [rm.get(n).name for n in ('ndcg@10', 'P_5', 'ndcg_cut_10', 'success@1', 'recip_rank', 'map')]\n"
+        "print(json.dumps([names, registry.loaded_families(), 'ragmeter.judges' in sys.modules]))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={"PYTHONPATH": str(SRC)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    names, families, judges_loaded = json.loads(proc.stdout)
+    assert names == ["ndcg@10", "precision@5", "ndcg@10", "hit@1", "mrr", "map"]
+    assert families == [] and not judges_loaded
+
+
+def test_no_record_name_is_also_an_ir_measure_name() -> None:
+    """lookup may ask the IR parser or the family records first: a name must mean one thing."""
+    from ragmeter.errors import InputError
+    from ragmeter.ir.measures import parse_measure
+
+    both = []
+    for spec in rm.specs():
+        if spec.family == "retrieval":
+            continue
+        for name in (spec.name, *spec.aliases):
+            try:
+                parse_measure(name)
+            except InputError:
+                continue
+            both.append(name)
+    assert not both
 
 
 def test_a_user_metric_cannot_take_a_lazy_builtin_name() -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -147,15 +148,36 @@ def _retrieval(name: str) -> MetricSpec | None:
 
 def lookup(name: str) -> MetricSpec | None:
     """The spec of a concrete metric name (aliases and trec_eval names accepted), or None."""
-    spec = _find(name.strip())
+    key = name.strip()
+    spec = _find(key)
+    # A name is a record's or an IR measure's, never both (tests/metrics/test_families.py), so the order
+    # only decides what is imported: the IR parser first for a retrieval-shaped name (`ragmeter eval` then
+    # loads no family), else the families' records first (no IR engine imported to find token_f1).
+    if spec is None and _pending and not _ir_first(key):
+        load_families()
+        spec = _find(key)
+    if spec is None:
+        spec = _retrieval(key)
     if spec is None and _pending:
         load_families()
-        spec = _find(name.strip())
+        spec = _find(key)
     return spec
 
 
+def _ir_first(key: str) -> bool:
+    """Ask the IR parser before the families: it is loaded already, or `key` has the shape of a retrieval
+    record's name or alias (a trailing cut-off read as k: ndcg@10 -> ndcg@k, P_5 -> P_k)."""
+    if "ragmeter.ir.measures" in sys.modules:
+        return True
+    for shape in (key, re.sub(r"\d+$", "k", key)):
+        spec = _SPECS.get(_ALIASES.get(shape, shape))
+        if spec is not None and spec.family == "retrieval":
+            return True
+    return False
+
+
 def _find(key: str) -> MetricSpec | None:
-    """`lookup` among the records loaded so far."""
+    """A record (or alias, or stage latency) among those loaded so far; IR measure names aside."""
     if key in _SPECS and not _SPECS[key].parameters:
         return _SPECS[key]
     if key in _ALIASES and not _SPECS[_ALIASES[key]].parameters:
@@ -163,7 +185,7 @@ def _find(key: str) -> MetricSpec | None:
     m = _LATENCY.match(key)
     if m:
         return _SPECS["latency_ms"].with_name(key, parameters=(), description=f"{m.group(1)} stage latency")
-    return _retrieval(key)
+    return None
 
 
 def get(name: str, *, source: str = "metrics") -> MetricSpec:
