@@ -251,3 +251,28 @@ async def test_total_score_of_a_repeated_grade_is_the_mean_grade_times_its_weigh
         assert grade.value == 4.0 and grade.details["relevant_rank"] == 1 and "reasoning" not in grade.details
         assert q.metrics["total_score"].value == pytest.approx(4.0)  # rank 1: weight 1.0
     assert result.aggregate["avg_total_score"].mean == pytest.approx(4.0)
+
+
+async def test_a_rescore_that_judges_again_replaces_the_repeats_and_their_stability(tmp_path: Path) -> None:
+    from ragmeter.llm import from_spec
+    from ragmeter.llm.scripted import ScriptedServer, Step
+    from ragmeter.run.rescore import arescore
+    from ragmeter.store import open_store
+
+    def responder(req: object) -> Step:
+        return Step(text=json.dumps({"reasoning": "r", "grade": item_of(req) % 4 + 5}))
+
+    ds, url = items_dataset(5), f"sqlite:///{tmp_path / 'r.db'}"
+    async with ScriptedServer(responder) as server:
+        first = await arun_evaluation(ds, ItemSystem(), config(server.url, 3), store=url, progress=False)
+        assert first.stability["retrieval_grade"].repeats == 3
+        with open_store(url) as store:  # no judge: the stored repeats and their stability stay
+            kept = await arescore(first.run_id or "", store=store, dataset=ds)
+        assert kept.stability == first.stability and kept.per_query[0].repeats
+        llm = from_spec(f"openai-compatible:judge@{server.url}")
+        with open_store(url) as store:
+            again = await arescore(first.run_id or "", store=store, dataset=ds, llm=llm)
+        await llm.aclose()
+    assert again.stability == {} and all(not r.repeats for r in again.per_query)
+    assert [r.metrics["retrieval_grade"].value for r in again.per_query] == [5.0, 6.0, 7.0, 8.0, 5.0]
+    assert Counter(r for _, r, _ in grade_rows(tmp_path / "r.db")) == {0: 5}

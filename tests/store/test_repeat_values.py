@@ -114,3 +114,20 @@ def test_repeats_are_rows_and_the_value_is_their_mean_everywhere(db_url: str) ->
         )
         a = next(r for r in store.query_results(rid) if r.query_id == "a")
         assert a.metrics["retrieval_grade"].value == 3.0 and "retrieval_grade" not in a.repeats
+
+
+def test_0005_downgrades_to_one_value_per_metric(db_url: str) -> None:
+    from alembic import command
+    from sqlalchemy import inspect, text
+
+    with open_store(db_url) as store:
+        run = store.create_run(EvalConfig(), record={"repeat": 2})
+        store.add_query_result(run.run_id or "", _result("a", [3.0, 5.0]))
+        with store.engine.begin() as conn:
+            from ragmeter.store.engine import alembic_config
+
+            command.downgrade(alembic_config(conn), "0004")
+        with store.engine.connect() as conn:
+            assert "repeat" not in {c["name"] for c in inspect(conn).get_columns("metric_values")}
+            rows = conn.execute(text("SELECT name, value FROM metric_values ORDER BY name")).all()
+        assert [tuple(r) for r in rows] == [("hit@1", 1.0), ("retrieval_grade", 3.0)]  # repeat 0 kept

@@ -151,6 +151,10 @@ async def _per_query(
             with query_usage() as usage:
                 values = await score_query(plan, queries[r.query_id], r, context_k=context_k, judge=judge)
         merged = merge_metrics(r, values)
+        if r.repeats:  # a value judged again (once) replaces its stored repeats
+            merged = merged.model_copy(
+                update={"repeats": {n: v for n, v in r.repeats.items() if n not in values}}
+            )
         if usage:
             merged = merged.model_copy(update={"usage": {**r.usage, **_add_usage(r.usage, usage)}})
         return merged
@@ -201,6 +205,8 @@ async def _store(
         "at": datetime.now(UTC).isoformat(),
         "metrics": sorted({n for values in recomputed.values() for n in values}),
     }
+    if plan.judges and summary.get("stability"):  # judged once now: their repeats, and stability, are gone
+        summary["stability"] = {n: s for n, s in summary["stability"].items() if n not in plan.judges}
     versions = dict(run.versions)
     if plan.judges:
         from ragmeter.judges import prompt_versions
