@@ -1,12 +1,13 @@
 /* The in-place TREC parser for the usual file: each query's lines together and no doc id twice in a query.
  *
- * Every core tokenises its share of the text straight into the output columns (no row table, no
- * permutation): doc ids into the blob, their ends into doff, values into their column; a query's lines
- * form one segment. The output is allocated at an upper bound (untouched pages cost no memory) and trimmed.
- * Then the shares are joined, query ids interned (one per segment), and every query checked for repeated
- * doc ids and, for a run, ranked in place (runs are usually in rank order already: checked, not sorted).
+ * Lines are counted first (module.c count_lines, which also checks a mapped file's text), so every core
+ * tokenises its share of the text straight into the output columns at the rows they keep (no row table, no
+ * permutation; a blank line leaves a gap closed when the shares are joined): doc ids into the blob (sized at
+ * an upper bound: untouched pages cost no memory; trimmed), their ends into doff, values into their column;
+ * a query's lines form one segment. Then query ids are interned (one per segment) and every query checked for
+ * repeated doc ids and, for a run, for rank order (runs usually are in it: checked, sorted only when not).
  * A query met again later in the file or a repeated doc id sends the file to the general parser, whose
- * answers (the duplicate's message, keep_first) are the reference. With release, the file's pages are
+ * answers (the duplicate's message, keep_first) are the reference. For a file mapping, the pages are
  * dropped behind the tokeniser. */
 #include "native.h"
 
