@@ -20,30 +20,38 @@ from ragmeter.ir import Qrels, Run
 JOB = """
 import json, sys
 from ragmeter.errors import InputError
-from ragmeter.errors import InputError
 from ragmeter.ir import Qrels, Run
-cls = Run if sys.argv[2] == "run" else Qrels
-out = {}
-for how in ("mapped", "bytes"):
-    try:
-        t = cls.read(sys.argv[1], keep_first=sys.argv[3] == "1") if how == "mapped" else cls.from_trec_bytes(
-            open(sys.argv[1], "rb").read(), source=sys.argv[1], keep_first=sys.argv[3] == "1")
-        out[how] = [t.query_ids, t.qoff.tolist(), t.doc_ids(), t.values.tolist()]
-    except InputError as exc:
-        out[how] = str(exc)
-print(json.dumps(out))
+results = []
+for path, kind, keep_first in json.loads(sys.argv[1]):
+    cls = Run if kind == "run" else Qrels
+    out = {}
+    for how in ("mapped", "bytes"):
+        try:
+            t = cls.read(path, keep_first=keep_first) if how == "mapped" else cls.from_trec_bytes(
+                open(path, "rb").read(), source=path, keep_first=keep_first)
+            out[how] = [t.query_ids, t.qoff.tolist(), t.doc_ids(), t.values.tolist()]
+        except InputError as exc:
+            out[how] = str(exc)
+    results.append(out)
+print(json.dumps(results))
 """
 
 THREADS = (1, 2, 3, 7)
 
 
-def _parse(path: Path, kind: str, threads: int, keep_first: bool = False) -> list | str:
+def _parse(files: list[tuple[Path, str, bool]], threads: int) -> list[list | str]:
+    """Each (path, kind, keep_first) read in one subprocess with the thread count forced: the mapped file's
+    table (or error), which the same bytes passed in memory must give too."""
     env = {**os.environ, "RAGMETER_THREADS": str(threads)}
-    args = [sys.executable, "-c", JOB, str(path), kind, "1" if keep_first else "0"]
-    out = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120, check=True)
+    specs = json.dumps([[str(p), kind, keep] for p, kind, keep in files])
+    out = subprocess.run(
+        [sys.executable, "-c", JOB, specs], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
     got = json.loads(out.stdout)
-    assert got["mapped"] == got["bytes"] or isinstance(got["mapped"], str)
-    return got["mapped"]
+    for one in got:
+        assert one["mapped"] == one["bytes"] or isinstance(one["mapped"], str)
+    return [one["mapped"] for one in got]
 
 
 def _table(t: Run | Qrels) -> list:
@@ -76,25 +84,28 @@ def _expected(rows: list[tuple[str, str, float]], kind: str, keep_first: bool = 
     return _table(cls.from_columns(q, d, v, keep_first=keep_first))
 
 
-@pytest.mark.parametrize("kind", ["run", "qrels"])
-@pytest.mark.parametrize("layout", ["ranked", "shuffled_in_query", "interleaved", "blank_lines"])
-def test_every_layout_gives_the_columnar_table(tmp_path: Path, kind: str, layout: str) -> None:
-    rows = _rows(3, kind)
-    if layout == "ranked":  # rank order inside each query: nothing to sort
-        rows = _table_rows(Run.from_columns(*zip(*rows, strict=True))) if kind == "run" else rows
-    elif layout == "shuffled_in_query":
-        rng = random.Random(5)
-        groups: dict[str, list] = {}
-        for r in rows:
-            groups.setdefault(r[0], []).append(r)
-        rows = [r for g in groups.values() for r in rng.sample(g, len(g))]
-    elif layout == "interleaved":  # a query's lines spread over the file: the general parser
-        rows = rows[1::2] + rows[::2]
-    path = tmp_path / f"f.{kind}"
-    _write(path, rows, kind, blank_every=7 if layout == "blank_lines" else 0)
-    want = _expected(rows, kind)
+def test_every_layout_gives_the_columnar_table(tmp_path: Path) -> None:
+    files, want = [], []
+    for kind in ("run", "qrels"):
+        for layout in ("ranked", "shuffled_in_query", "interleaved", "blank_lines"):
+            rows = _rows(3, kind)
+            if layout == "ranked" and kind == "run":  # rank order inside each query: nothing to sort
+                rows = _table_rows(Run.from_columns(*zip(*rows, strict=True)))
+            elif layout == "shuffled_in_query":
+                rng = random.Random(5)
+                groups: dict[str, list] = {}
+                for r in rows:
+                    groups.setdefault(r[0], []).append(r)
+                rows = [r for g in groups.values() for r in rng.sample(g, len(g))]
+            elif layout == "interleaved":  # a query's lines spread over the file: the general parser
+                rows = rows[1::2] + rows[::2]
+            path = tmp_path / f"{layout}.{kind}"
+            _write(path, rows, kind, blank_every=7 if layout == "blank_lines" else 0)
+            files.append((path, kind, False))
+            want.append(_expected(rows, kind))
     for n in THREADS:
-        assert _parse(path, kind, n) == want, (layout, n)
+        for (path, _, _), got, expected in zip(files, _parse(files, n), want, strict=True):
+            assert got == expected, (path.name, n)
 
 
 def _table_rows(t: Run) -> list[tuple[str, str, float]]:
@@ -112,13 +123,12 @@ def test_a_repeated_doc_is_reported_or_the_first_kept(tmp_path: Path, kind: str)
     path = tmp_path / f"f.{kind}"
     _write(path, rows, kind)
     for n in (1, 3):
-        got = _parse(path, kind, n)
+        got, kept = _parse([(path, kind, False), (path, kind, True)], n)
         assert isinstance(got, str) and f":{at + 2}:" in got and f"first at line {first + 1}" in got, got
-        assert _parse(path, kind, n, keep_first=True) == _expected(rows, kind, keep_first=True)
+        assert kept == _expected(rows, kind, keep_first=True)
 
 
-@pytest.mark.parametrize("n", THREADS)
-def test_the_first_bad_line_is_named_whatever_the_share(tmp_path: Path, n: int) -> None:
+def test_the_first_bad_line_is_named_whatever_the_share(tmp_path: Path) -> None:
     rows = _rows(6)
     path = tmp_path / "f.run"
     _write(path, rows, "run", blank_every=11)
@@ -127,8 +137,9 @@ def test_the_first_bad_line_is_named_whatever_the_share(tmp_path: Path, n: int) 
         lines[i] = lines[i].replace(" tag", " x tag") if lines[i].strip() else "q1 Q0 x 1 nan tag\n"
     path.write_text("".join(lines))
     bad = next(i for i, line in enumerate(lines) if " x tag" in line or "nan" in line)
-    got = _parse(path, "run", n)
-    assert isinstance(got, str) and f"f.run:{bad + 1}:" in got, got
+    for n in THREADS:
+        (got,) = _parse([(path, "run", False)], n)
+        assert isinstance(got, str) and f"f.run:{bad + 1}:" in got, (n, got)
 
 
 def test_a_mapped_file_is_checked_past_its_first_page(tmp_path: Path) -> None:
