@@ -26,6 +26,7 @@ from runner_fakes import SlowKeywordSystem, make_dataset
 from ragmeter.models import EvalConfig
 from ragmeter.runner import run_evaluation
 
+SlowKeywordSystem.delay = {delay!r}
 ds = make_dataset()
 config = EvalConfig(dataset="capitals", concurrency=2, retrieval_top_k=[1, 3], extra={{"semantic": False}})
 print("started", flush=True)
@@ -33,8 +34,8 @@ run_evaluation(ds, SlowKeywordSystem(ds), config, store={db!r}, progress=False)
 """
 
 
-def _start_child(db: str) -> subprocess.Popen[str]:
-    code = CHILD.format(here=str(HERE), src=str(SRC), db=db)
+def _start_child(db: str, delay: float = 0.25) -> subprocess.Popen[str]:
+    code = CHILD.format(here=str(HERE), src=str(SRC), db=db, delay=delay)
     return subprocess.Popen(
         [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -109,7 +110,9 @@ def test_sigkill_mid_run_then_resume_evaluates_each_query_exactly_once(db_url: s
 
 def test_ctrl_c_marks_the_run_failed_and_resumable(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'int.db'}"
-    proc = _start_child(db)
+    # 1 s per query (6 s for the 12 at concurrency 2): a busy machine must not let the child finish
+    # between seeing 2 rows and the SIGINT.
+    proc = _start_child(db, delay=1.0)
     run_id, _ = _wait_for_rows(db, 2, proc)
     os.kill(proc.pid, signal.SIGINT)
     proc.wait(timeout=30)
