@@ -48,7 +48,7 @@ GARBAGE = [
     (b"\x7fELF\x02\x01\x01\x00\x00", 1, "NUL byte"),
     (b"\xff\xfeq\x001\x00", 1, "UTF-16"),
     (b"PK\x03\x04\x14\x00\x00\x00\x08\x00", 1, "NUL byte"),
-    (gzip.compress(b"q1 Q0 d1 1 \x80 t\n"), 1, "not UTF-8"),
+    (gzip.compress(b"q1 Q0 d1 1 \x80 t\n", mtime=0), 1, "not UTF-8"),
     (b'{"q1": {"d1": 1}, "\xe9": {}}', 1, "not UTF-8"),
     (b"query-id\tcorpus-id\tscore\nq1\t\xc3\x28\t1\n", 2, "not UTF-8"),
 ]
@@ -182,7 +182,7 @@ def test_grade_out_of_range_rejected(tmp_path: Path) -> None:
         (b"", "the file is empty"),
         (b"   \n\n\t \r\n", "the file is empty"),
         (b"\xef\xbb\xbf\n", "the file is empty"),
-        (gzip.compress(b""), "the file is empty"),
+        (gzip.compress(b"", mtime=0), "the file is empty"),
     ],
 )
 def test_empty_file_is_input_error(tmp_path: Path, cls, reader, data, needle) -> None:

@@ -77,6 +77,9 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A folder holding the system module and the dataset, on sys.path (pytester's sessions run in
     their own folder, so this one is not the working directory)."""
     monkeypatch.delenv("RAGMETER_DB", raising=False)
+    # The inner (pytester) sessions are not xdist workers, even when this suite runs under xdist: without
+    # this, an in-process inner session would write to the outer worker's per-worker store file.
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     (tmp_path / "fixed_system.py").write_text(SYSTEM_MODULE)
     (tmp_path / "capitals4.json").write_text(dataset_json())
     (tmp_path / "qrels.txt").write_text(qrels_text())
