@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -114,14 +115,8 @@ def test_eval_loads_no_judge_text_or_semantic_family(tmp_path: Path) -> None:
         assert not [m for m in modules if m == package or m.startswith(package + ".")], package
 
 
-def test_asking_for_a_lexical_or_judge_name_loads_the_families() -> None:
-    seen = _probe("metrics", "list", "--family", "retrieval", "--format", "json")
-    assert seen["families"] == list(registry.FAMILY_MODULES)  # the whole list was asked for
-    probe = (
-        "import sys, json\nimport ragmeter.metrics as rm\nfrom ragmeter.metrics import registry\n"
-        "before = registry.loaded_families()\nspec = rm.get('em')\n"
-        "print(json.dumps([before, registry.loaded_families(), spec.name, 'ragmeter.ir' in sys.modules]))"
-    )
+def _python(probe: str) -> Any:
+    """Run `probe` in a fresh interpreter with only our source on the path; its JSON line, parsed."""
     proc = subprocess.run(
         [sys.executable, "-c", probe],
         env={"PYTHONPATH": str(SRC)},
@@ -130,7 +125,18 @@ def test_asking_for_a_lexical_or_judge_name_loads_the_families() -> None:
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    before, after, name, ir_loaded = json.loads(proc.stdout)
+    return json.loads(proc.stdout)
+
+
+def test_asking_for_a_lexical_or_judge_name_loads_the_families() -> None:
+    seen = _probe("metrics", "list", "--family", "retrieval", "--format", "json")
+    assert seen["families"] == list(registry.FAMILY_MODULES)  # the whole list was asked for
+    probe = (
+        "import sys, json\nimport ragmeter.metrics as rm\nfrom ragmeter.metrics import registry\n"
+        "before = registry.loaded_families()\nspec = rm.get('em')\n"
+        "print(json.dumps([before, registry.loaded_families(), spec.name, 'ragmeter.ir' in sys.modules]))"
+    )
+    before, after, name, ir_loaded = _python(probe)
     assert before == [] and after == list(registry.FAMILY_MODULES) and name == "exact_match"
     assert not ir_loaded  # a lexical name is found among the records, not by the IR parser
 
@@ -141,15 +147,7 @@ def test_retrieval_names_load_no_family_in_a_fresh_process() -> None:
         "names = [rm.get(n).name for n in ('ndcg@10', 'P_5', 'ndcg_cut_10', 'success@1', 'recip_rank', 'map')]\n"
         "print(json.dumps([names, registry.loaded_families(), 'ragmeter.judges' in sys.modules]))"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", probe],
-        env={"PYTHONPATH": str(SRC)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    names, families, judges_loaded = json.loads(proc.stdout)
+    names, families, judges_loaded = _python(probe)
     assert names == ["ndcg@10", "precision@5", "ndcg@10", "hit@1", "mrr", "map"]
     assert families == [] and not judges_loaded
 

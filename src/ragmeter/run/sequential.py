@@ -107,7 +107,8 @@ class SequentialGate:
         self._by_id = {q.query_id: q for q in self.queries}
         self._values: dict[str, dict[str, float | None]] = {}
         self._gates: list[_Gate] = []
-        judged = sum(1 for q in self.queries if q.judgments())
+        self._judged = {q.query_id for q in self.queries if q.judgments()}
+        judged = len(self._judged)
         for metric, threshold in self.spec.gates.items():
             s = rm.get(metric)
             lo, hi = s.range
@@ -115,6 +116,10 @@ class SequentialGate:
             population = judged if s.family == "retrieval" else len(self.queries)
             self._gates.append(_Gate(metric, threshold, lo, hi, s.higher_is_better, population, s.family))
             self.decisions[metric] = None
+        # each gate's values over the finished prefix, a missing one at the bottom / the top of the range;
+        # grown as the prefix grows, so a step appends only the queries that joined it
+        self._low: dict[str, list[float]] = {g.metric: [] for g in self._gates}
+        self._high: dict[str, list[float]] = {g.metric: [] for g in self._gates}
 
     @property
     def state(self) -> GateState:
@@ -141,6 +146,7 @@ class SequentialGate:
         self._values[result.query_id] = self._gate_values(result)
         before = self.used
         while self.used < len(self.order) and self.queries[self.order[self.used]].query_id in self._values:
+            self._extend(self.queries[self.order[self.used]].query_id)
             self.used += 1
         if self.used != before:
             self._update()
@@ -183,18 +189,23 @@ class SequentialGate:
             semantic_scores([result], by_id, out=level)
         return {name: m.value for name, m in level.values.get(result.query_id, {}).items()}
 
+    def _extend(self, query_id: str) -> None:
+        """Add a query that joined the finished prefix to the value lists of the gates it belongs to."""
+        for g in self._gates:
+            if g.family == "retrieval" and query_id not in self._judged:
+                continue  # no relevance judgments: no retrieval value in the full run either
+            v = self._values[query_id][g.metric]
+            self._low[g.metric].append(g.lo if v is None else v)
+            self._high[g.metric].append(g.hi if v is None else v)
+
     def _update(self) -> None:
         from ragmeter.score.confseq import decide, wor_confidence_sequence
 
         share = 2.0 * self.spec.alpha / len(self._gates)  # each side of each sequence at alpha / k
-        prefix = [self.queries[i] for i in self.order[: self.used]]
         for g in self._gates:
-            eligible = [q for q in prefix if g.family != "retrieval" or q.judgments()]
-            if not eligible or g.population == 0:
+            low, high = self._low[g.metric], self._high[g.metric]
+            if not low or g.population == 0:
                 continue
-            seen = [self._values[q.query_id][g.metric] for q in eligible]
-            low = [g.lo if v is None else v for v in seen]  # a missing value at the bottom of the range
-            high = [g.hi if v is None else v for v in seen]  # ... and at the top
             bounds = (g.lo, g.hi)
             lower = wor_confidence_sequence(low, g.population, alpha=share, bounds=bounds)[0][-1]
             upper = wor_confidence_sequence(high, g.population, alpha=share, bounds=bounds)[1][-1]
