@@ -1,7 +1,8 @@
 """The built-in pipeline on BEIR SciFact (5,183 abstracts, 300 test claims), end to end through the CLI.
 
     PYTHONPATH=src RAGMETER_DATA_DIR=/work/shared/datasets python benchmarks/pipeline.py \
-        [--backend torch|onnx] [--modes fulltext,semantic,hybrid] [--save after.json] [--before before.json]
+        [--backend torch|onnx] [--modes fulltext,semantic,hybrid] [--save after.json] [--before before.json] \
+        [--set pipeline.max_seq_length=128]
 
 For each mode it runs, as a fresh process each time, the command it prints:
 
@@ -34,10 +35,12 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _command(mode: str, backend: str, work: Path) -> list[str]:
+def _command(mode: str, backend: str, work: Path, sets: list[str]) -> list[str]:
     cmd = ["ragmeter", "run", "-d", "scifact", "-s", "builtin", "--mode", mode, "--no-generation"]
     if backend != "torch":
         cmd += ["--embedding-backend", backend]
+    for item in sets:
+        cmd += ["--set", item]
     return [*cmd, "--db", f"sqlite:///{work / 'runs.db'}", "-o", str(work / f"{mode}.json")]
 
 
@@ -60,12 +63,12 @@ def _ndcg(path: Path) -> float:
     return float(value)
 
 
-def cli_runs(modes: list[str], backend: str, data_dir: str) -> dict[str, Any]:
-    out: dict[str, Any] = {"backend": backend, "modes": {}}
+def cli_runs(modes: list[str], backend: str, data_dir: str, sets: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {"backend": backend, "sets": sets, "modes": {}}
     for mode in modes:
         cache = Path(tempfile.mkdtemp(prefix=f"ragmeter-bench-{mode}-"))
         try:
-            cmd = _command(mode, backend, cache)
+            cmd = _command(mode, backend, cache, sets)
             print("$ RAGMETER_CACHE_DIR=" + str(cache) + " " + " ".join(cmd), flush=True)
             row: dict[str, Any] = {}
             for phase in ("cold", "warm"):
@@ -147,6 +150,13 @@ def main() -> None:
     ap.add_argument("--save", help="write the results as JSON")
     ap.add_argument("--before", help="a saved result of an older checkout, printed beside")
     ap.add_argument("--bm25-only", action="store_true")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="passed to ragmeter run, e.g. pipeline.max_seq_length=128 (repeatable)",
+    )
     args = ap.parse_args()
     print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs", flush=True)
     peer = bm25_peer(args.data_dir)
@@ -158,10 +168,11 @@ def main() -> None:
     if args.bm25_only:
         return
     print()
-    result = cli_runs(args.modes.split(","), args.backend, args.data_dir)
+    result = cli_runs(args.modes.split(","), args.backend, args.data_dir, args.set)
     result["bm25"] = peer
     before = json.loads(Path(args.before).read_text()) if args.before else {"modes": {}}
-    print(f"\nSciFact, 300 test queries, --no-generation, backend {args.backend}")
+    sets = "".join(f" --set {s}" for s in args.set)
+    print(f"\nSciFact, 300 test queries, --no-generation, backend {args.backend}{sets}")
     print(
         f"{'mode':<10}{'cold s':>9}{'warm s':>9}{'nDCG@10':>9}   {'before cold':>11}{'warm':>7}{'nDCG@10':>9}"
     )

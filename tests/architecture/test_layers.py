@@ -48,7 +48,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("ragmeter.llm",),
     ("ragmeter.models", "ragmeter.records", "ragmeter.yamlfile", "ragmeter._lazy", "ragmeter._version"),
     ("ragmeter.safety",),
-    ("ragmeter.safefiles",),  # safety.py re-exports its file helpers
+    ("ragmeter.safefiles", "ragmeter.paths"),  # safety.py re-exports its file helpers
     ("ragmeter.errors",),
 ]
 
@@ -77,6 +77,7 @@ ONLY: dict[str, set[str]] = {
     "ragmeter.errors": set(),
     "ragmeter.safety": {"ragmeter.errors", "ragmeter.safefiles"},
     "ragmeter.safefiles": {"ragmeter.errors"},
+    "ragmeter.paths": set(),
 }
 
 

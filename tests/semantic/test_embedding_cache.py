@@ -98,7 +98,7 @@ def test_the_space_is_in_the_index_fingerprint_and_the_sbert_version() -> None:
     chunks = chunk_documents(_corpus(), enabled=False)
     torch_space = embedding_space(None, "torch", 256)
     onnx_space = embedding_space(None, "onnx", 256)
-    assert onnx_space.precision == "int8" and torch_space.precision == "fp32"
+    assert onnx_space.precision == "int8-block64" and torch_space.precision == "fp32"
     shorter = embedding_space(None, "torch", 128)
     prints = {fingerprint("dense", chunks, s.as_dict()) for s in (torch_space, onnx_space, shorter)}
     assert len(prints) == 3
@@ -116,7 +116,7 @@ def test_the_backend_is_recorded_and_an_unknown_one_refused() -> None:
         None, spec="builtin", mode="hybrid", namespace=None, options={"embedding_backend": "onnx"}
     )
     assert ref.embedding is not None and ref.embedding["backend"] == "onnx"
-    assert ref.embedding["precision"] == "int8" and ref.embedding["max_seq_length"] == 256
+    assert ref.embedding["precision"] == "int8-block64" and ref.embedding["max_seq_length"] == 256
     plain = system_ref(None, spec="builtin", mode="semantic", namespace=None, options={})
     assert plain.embedding is not None and plain.embedding["backend"] == "torch"
     assert plain.fingerprint != ref.fingerprint
@@ -125,3 +125,42 @@ def test_the_backend_is_recorded_and_an_unknown_one_refused() -> None:
         embedding_space(None, "tf")
     with pytest.raises(InputError, match="onnx embedding backend has only"):
         embedding_space("BAAI/bge-small-en-v1.5", "onnx")
+
+
+def test_a_precision_is_part_of_the_space_and_each_backend_has_its_own() -> None:
+    from ragmeter.errors import InputError
+    from ragmeter.run.record import system_ref
+
+    assert embedding_space(None, "torch").precision == "fp32"
+    bf16 = embedding_space(None, "torch", 256, "bf16")
+    assert bf16.precision == "bf16" and bf16.key != embedding_space(None, "torch", 256).key
+    assert embedding_space(None, "onnx", None, "fp32").precision == "fp32"
+    with pytest.raises(
+        InputError, match="torch embedding backend has precisions fp32, bf16, not 'int8-block64'"
+    ):
+        embedding_space(None, "torch", None, "int8-block64")
+    with pytest.raises(
+        InputError, match="onnx embedding backend has precisions int8-block64, fp32, not 'bf16'"
+    ):
+        embedding_space(None, "onnx", None, "bf16")
+    ref = system_ref(
+        None, spec="builtin", mode="semantic", namespace=None, options={"embedding_precision": "bf16"}
+    )
+    assert ref.embedding is not None and ref.embedding["precision"] == "bf16"
+    plain = system_ref(None, spec="builtin", mode="semantic", namespace=None, options={})
+    assert plain.fingerprint != ref.fingerprint
+
+
+def test_a_recorded_precision_is_checked_before_a_resume_rebuilds_the_system() -> None:
+    from ragmeter.errors import InputError
+    from ragmeter.run.rebuild import _check_embedding
+    from ragmeter.run.record import system_ref
+
+    ok = system_ref(
+        None, spec="builtin", mode="hybrid", namespace=None, options={"embedding_precision": "bf16"}
+    )
+    _check_embedding(ok, source="--resume")
+    bad = ok.model_copy(update={"options": {"embedding_precision": "fp16"}})
+    with pytest.raises(InputError, match="precisions fp32, bf16, not 'fp16'") as err:
+        _check_embedding(bad, source="--resume")
+    assert err.value.source == "--resume"

@@ -97,8 +97,8 @@ def settings_options(fn: F) -> F:
         click.option(
             "--embedding-backend",
             type=click.Choice(["torch", "onnx"]),
-            help="Built-in pipeline: encode with sentence-transformers (torch, fp32; the default) or the int8 "
-            "ONNX MiniLM (extra ragmeter[onnx]). Recorded with the run.",
+            help="Built-in pipeline: encode with sentence-transformers (torch, fp32; the default) or MiniLM on "
+            "ONNX Runtime, 8-bit per 64-value block (extra ragmeter[onnx]). Recorded with the run.",
         ),
         click.option(
             "--disable",

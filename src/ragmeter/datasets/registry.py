@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragmeter import paths
 from ragmeter.datasets.download import download_file, download_zip_members
 from ragmeter.errors import InputError
 from ragmeter.models import EvalDataset
@@ -182,12 +183,7 @@ NAMES = ("demo", *BENCHMARKS)
 
 def cache_dir() -> Path:
     """The user cache for downloaded datasets."""
-    root = os.environ.get("RAGMETER_CACHE_DIR")
-    if root:
-        return Path(root).expanduser() / "datasets"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "ragmeter" / "datasets"
+    return paths.cache_dir() / "datasets"
 
 
 def search_dirs(data_dir: str | Path | None = None) -> list[Path]:

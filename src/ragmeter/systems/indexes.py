@@ -5,6 +5,7 @@ with a `meta.json` holding a fingerprint of what it was built from; a different 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -23,6 +24,7 @@ import numpy as np
 from ragmeter.datasets.chunking import Chunk
 from ragmeter.errors import InputError, MissingExtraError
 from ragmeter.semantic.cache import EmbeddingCache, EmbeddingSpace, encode_cached
+from ragmeter.semantic.onnx_graph import PRECISIONS as ONNX_PRECISIONS
 
 FORMAT_VERSION = 1
 log = logging.getLogger("ragmeter.systems")
@@ -211,6 +213,9 @@ def load_embedder(model: str | None = None) -> Any:
 
 
 BACKENDS = ("torch", "onnx")
+# Each backend's precisions, its default first. torch bf16 runs the model under CPU autocast: fast where the
+# CPU has bf16 instructions (AVX512-BF16, AMX), emulated and slow where it has not.
+PRECISIONS = {"torch": ("fp32", "bf16"), "onnx": ONNX_PRECISIONS}
 
 
 def _max_seq_length_of(model: str | None) -> int | None:
@@ -234,38 +239,49 @@ def _max_seq_length_of(model: str | None) -> int | None:
 
 
 def embedding_space(
-    model: str | None = None, backend: str = "torch", max_seq_length: int | None = None
+    model: str | None = None,
+    backend: str = "torch",
+    max_seq_length: int | None = None,
+    precision: str | None = None,
 ) -> EmbeddingSpace:
-    """What identifies the vectors of the dense index: model, backend, precision, max length, normalised.
-    Raises InputError for an unknown backend or a model the onnx backend does not have."""
+    """What identifies the vectors of the dense index: model, backend, precision (None: the backend's
+    default), max length, normalised. Raises InputError for an unknown backend or precision, or a model the
+    onnx backend does not have."""
     name = model or DEFAULT_MODEL
     if backend not in BACKENDS:
         raise InputError(f"unknown embedding backend {backend!r}; use one of {', '.join(BACKENDS)}")
     if backend == "onnx" and model is not None and model not in _DEFAULT_NAMES:
         raise InputError(
-            f"the onnx embedding backend has only {DEFAULT_MODEL} (int8), not {model!r}",
+            f"the onnx embedding backend has only {DEFAULT_MODEL}, not {model!r}",
             source="--embedding-backend",
         )
     length = max_seq_length if max_seq_length is not None else _max_seq_length_of(model)
     if backend == "onnx" and length is None:
         length = 256
-    precision = "int8" if backend == "onnx" else "fp32"
+    allowed = PRECISIONS[backend]
+    if precision is None:
+        precision = allowed[0]
+    elif precision not in allowed:
+        raise InputError(
+            f"the {backend} embedding backend has precisions {', '.join(allowed)}, not {precision!r}",
+            source="embedding_precision",
+        )
     return EmbeddingSpace(model=name, backend=backend, precision=precision, max_seq_length=length)
 
 
 def load_backend_embedder(space: EmbeddingSpace) -> Any:
-    """The encoder of `space`: sentence-transformers (torch) or the int8 ONNX MiniLM."""
+    """The encoder of `space`: sentence-transformers (torch) or the ONNX MiniLM of its precision."""
     if space.backend == "onnx":
         from ragmeter.semantic.onnx import load_onnx_embedder
 
-        return load_onnx_embedder(max_seq_length=space.max_seq_length or 256)
+        return load_onnx_embedder(max_seq_length=space.max_seq_length or 256, precision=space.precision)
     return load_embedder(None if space.model in _DEFAULT_NAMES else space.model)
 
 
 class DenseIndex:
     """Normalised embeddings of every chunk in a float32 matrix; search is an exact inner product.
 
-    `backend`: "torch" (sentence-transformers, fp32, the default) or "onnx" (int8 MiniLM, extra
+    `backend`: "torch" (sentence-transformers, fp32, the default) or "onnx" (int8-block64 MiniLM, extra
     `ragmeter[onnx]`). `cache`: an EmbeddingCache, so texts already encoded in the same embedding space
     (model, backend, precision, max length, normalisation) are not encoded again."""
 
@@ -276,12 +292,13 @@ class DenseIndex:
         batch_size: int = 32,
         backend: str = "torch",
         max_seq_length: int | None = None,
+        precision: str | None = None,
         cache: EmbeddingCache | None = None,
         embedder: Callable[[str | None], Any] | None = None,
     ) -> None:
         self.model_name = model or DEFAULT_MODEL
         self.batch_size = batch_size
-        self.space = embedding_space(model, backend, max_seq_length)
+        self.space = embedding_space(model, backend, max_seq_length, precision)
         self.cache = cache
         self._load_embedder = embedder
         self.matrix: np.ndarray | None = None
@@ -308,14 +325,15 @@ class DenseIndex:
             if self.space.backend == "torch" and want is not None and before not in (None, want):
                 model.max_seq_length = want
             try:
-                matrix, n = encode_cached(
-                    model,
-                    texts,
-                    self.space,
-                    self.cache if cache else None,
-                    batch_size=self.batch_size,
-                    progress=progress and sys.stderr.isatty(),
-                )
+                with _autocast(self.space):
+                    matrix, n = encode_cached(
+                        model,
+                        texts,
+                        self.space,
+                        self.cache if cache else None,
+                        batch_size=self.batch_size,
+                        progress=progress and sys.stderr.isatty(),
+                    )
             finally:
                 if before is not None and getattr(model, "max_seq_length", before) != before:
                     model.max_seq_length = before
@@ -356,6 +374,15 @@ class DenseIndex:
         for start in range(0, len(q), block):
             out.extend(top_rows(q[start : start + block] @ self.matrix.T, depth))
         return out
+
+
+def _autocast(space: EmbeddingSpace) -> contextlib.AbstractContextManager[Any]:
+    """torch's bf16 CPU autocast for a torch bf16 space (the vectors come back as float32); else nothing."""
+    if space.backend == "torch" and space.precision == "bf16":
+        import torch
+
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
 
 
 # One encode at a time in a process: a shared torch model's max length is set per space just before.

@@ -96,6 +96,7 @@ class Pipeline:
         bm25_b: float = 0.75,
         model: str | None = None,
         embedding_backend: str = "torch",
+        embedding_precision: str | None = None,
         max_seq_length: int | None = None,
         embedding_cache: bool = True,
         batch_size: int = 32,
@@ -148,6 +149,7 @@ class Pipeline:
                     model,
                     batch_size=batch_size,
                     backend=embedding_backend,
+                    precision=embedding_precision,
                     max_seq_length=max_seq_length,
                     cache=self._embedding_cache() if embedding_cache else None,
                 )
@@ -201,7 +203,11 @@ class Pipeline:
                 self.bm25.load_or_build(self.chunks, self._folder("bm25"))
             if self.dense is not None:
                 slug = _slug(self.dense.model_name)
-                if self.dense.space.backend != "torch" or self.dense.space.max_seq_length not in (None, 256):
+                space = self.dense.space
+                if (space.backend, space.precision) != ("torch", "fp32") or space.max_seq_length not in (
+                    None,
+                    256,
+                ):
                     slug = f"{slug}-{self.dense.space.tag}"
                 folder = self._folder(f"dense-{slug}")
                 self.dense.load_or_build(self.chunks, folder)
