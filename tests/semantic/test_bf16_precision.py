@@ -27,7 +27,7 @@ def test_bf16_vectors_are_close_to_fp32_and_kept_apart(tmp_path: Path) -> None:
     a, b = fp32.dense.matrix, bf16.dense.matrix
     assert a is not None and b is not None and a.dtype == b.dtype == np.float32
     cos = np.sum(a * b, axis=1)
-    assert 0.999 < float(cos.min()) and not np.array_equal(a, b)  # computed at bf16, and close
+    assert float(cos.min()) > 0.999 and not np.array_equal(a, b)  # computed at bf16, and close
     folders = sorted(p.name for p in (tmp_path / fp32.collection).iterdir() if p.name.startswith("dense-"))
     assert folders == ["dense-all-MiniLM-L6-v2-c200-40", "dense-all-MiniLM-L6-v2-torch-bf16-256-norm-c200-40"]
     results = bf16.retrieve_batch([q.question for q in ds.queries], 5)
@@ -42,5 +42,8 @@ def test_an_unknown_precision_is_refused_naming_the_pipeline() -> None:
     from ragmeter.errors import InputError
     from ragmeter.systems import Pipeline
 
-    with pytest.raises(InputError, match="pipeline.*precisions fp32, bf16, not 'fp16'"):
+    with pytest.raises(
+        InputError,
+        match=r"pipeline.*'fp16' is not an embedding_precision of the torch backend; use one of fp32, bf16",
+    ):
         Pipeline(demo_dataset().corpus or [], mode="semantic", embedding_precision="fp16", persist=False)

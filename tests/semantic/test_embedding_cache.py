@@ -136,11 +136,13 @@ def test_a_precision_is_part_of_the_space_and_each_backend_has_its_own() -> None
     assert bf16.precision == "bf16" and bf16.key != embedding_space(None, "torch", 256).key
     assert embedding_space(None, "onnx", None, "fp32").precision == "fp32"
     with pytest.raises(
-        InputError, match="torch embedding backend has precisions fp32, bf16, not 'int8-block64'"
+        InputError,
+        match="'int8-block64' is not an embedding_precision of the torch backend; use one of fp32, bf16",
     ):
         embedding_space(None, "torch", None, "int8-block64")
     with pytest.raises(
-        InputError, match="onnx embedding backend has precisions int8-block64, fp32, not 'bf16'"
+        InputError,
+        match="'bf16' is not an embedding_precision of the onnx backend; use one of int8-block64, fp32",
     ):
         embedding_space(None, "onnx", None, "bf16")
     ref = system_ref(
@@ -161,6 +163,6 @@ def test_a_recorded_precision_is_checked_before_a_resume_rebuilds_the_system() -
     )
     _check_embedding(ok, source="--resume")
     bad = ok.model_copy(update={"options": {"embedding_precision": "fp16"}})
-    with pytest.raises(InputError, match="precisions fp32, bf16, not 'fp16'") as err:
+    with pytest.raises(InputError, match="'fp16' is not an embedding_precision of the torch backend") as err:
         _check_embedding(bad, source="--resume")
     assert err.value.source == "--resume"

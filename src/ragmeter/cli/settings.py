@@ -65,7 +65,15 @@ class RunSettings:
     def from_params(cls, params: Mapping[str, Any], judge: Mapping[str, Any]) -> RunSettings:
         """The settings flags of `settings_options` as click parsed them, checked; `judge`: the judge
         client's options, checked by the judging group."""
-        flags = ("context_k", "cache", "reranker", "embedding", "embedding_backend", "disable")
+        flags = (
+            "context_k",
+            "cache",
+            "reranker",
+            "embedding",
+            "embedding_backend",
+            "embedding_precision",
+            "disable",
+        )
         out = parse_settings(params["settings"], **{name: params[name] for name in flags})
         out.judge = dict(judge)
         return out
@@ -97,8 +105,14 @@ def settings_options(fn: F) -> F:
         click.option(
             "--embedding-backend",
             type=click.Choice(["torch", "onnx"]),
-            help="Built-in pipeline: encode with sentence-transformers (torch, fp32; the default) or MiniLM on "
-            "ONNX Runtime, 8-bit per 64-value block (extra ragmeter[onnx]). Recorded with the run.",
+            help="Built-in pipeline: encode with sentence-transformers (torch; the default) or MiniLM on ONNX "
+            "Runtime (extra ragmeter[onnx]). Recorded with the run.",
+        ),
+        click.option(
+            "--embedding-precision",
+            metavar="P",
+            help="Built-in pipeline: torch fp32 (default) or bf16 (fast on CPUs with bf16 instructions); onnx "
+            "int8-block64 (default) or fp32. Recorded with the run.",
         ),
         click.option(
             "--disable",
@@ -126,6 +140,7 @@ def parse_settings(
     reranker: str | None = None,
     embedding: str | None = None,
     embedding_backend: str | None = None,
+    embedding_precision: str | None = None,
     disable: Iterable[str] = (),
     judge_timeout: float | None = None,
     judge_retries: int | None = None,
@@ -162,6 +177,7 @@ def parse_settings(
         ("reranker", reranker, "--reranker"),
         ("model", embedding, "--embedding"),
         ("embedding_backend", embedding_backend, "--embedding-backend"),
+        ("embedding_precision", embedding_precision, "--embedding-precision"),
     ):
         if value is not None:
             out.pipeline[name], out.flags[name] = value, flag

@@ -263,7 +263,7 @@ def embedding_space(
         precision = allowed[0]
     elif precision not in allowed:
         raise InputError(
-            f"the {backend} embedding backend has precisions {', '.join(allowed)}, not {precision!r}",
+            f"{precision!r} is not an embedding_precision of the {backend} backend; use one of {', '.join(allowed)}",
             source="embedding_precision",
         )
     return EmbeddingSpace(model=name, backend=backend, precision=precision, max_seq_length=length)
