@@ -166,3 +166,24 @@ def test_a_recorded_precision_is_checked_before_a_resume_rebuilds_the_system() -
     with pytest.raises(InputError, match="'fp16' is not an embedding_precision of the torch backend") as err:
         _check_embedding(bad, source="--resume")
     assert err.value.source == "--resume"
+
+
+def test_a_run_recorded_in_another_embedding_space_is_not_resumed_in_this_one() -> None:
+    from ragmeter.errors import InputError
+    from ragmeter.run.rebuild import _check_embedding
+    from ragmeter.run.record import system_ref
+
+    ref = system_ref(
+        None, spec="builtin", mode="hybrid", namespace=None, options={"embedding_backend": "onnx"}
+    )
+    _check_embedding(ref, source="--resume")  # recorded by this version: the same space
+    assert ref.embedding is not None
+    old = ref.model_copy(update={"embedding": {**ref.embedding, "precision": "int8"}})  # an older onnx graph
+    with pytest.raises(
+        InputError,
+        match="encoded as all-MiniLM-L6-v2/onnx/int8/256; this ragmeter encodes "
+        "all-MiniLM-L6-v2/onnx/int8-block64/256: resuming would mix two embedding spaces",
+    ):
+        _check_embedding(old, source="--resume")
+    legacy = ref.model_copy(update={"embedding": None})  # recorded before spaces were: nothing to compare
+    _check_embedding(legacy, source="--resume")

@@ -133,14 +133,15 @@ def _check_run_file(ref: SystemRef, dataset: EvalDataset) -> None:
 
 
 def _check_embedding(ref: SystemRef, *, source: str) -> None:
-    """An embedding backend that is unknown, or not installed, fails before the run starts."""
+    """An embedding backend or precision that is unknown, or not installed, fails before the run starts; so does
+    a recorded embedding space this ragmeter would no longer produce (a resume would mix two spaces)."""
     backend = ref.options.get("embedding_backend", "torch")
     if ref.mode in ("bm25", "fulltext") or "dense" in (ref.options.get("disable") or ()):
         return
     from ragmeter.systems.indexes import embedding_space
 
     try:
-        embedding_space(
+        space = embedding_space(
             ref.options.get("model"),
             backend,
             ref.options.get("max_seq_length"),
@@ -148,12 +149,24 @@ def _check_embedding(ref: SystemRef, *, source: str) -> None:
         )
     except InputError as exc:
         raise InputError(exc.reason, source=source) from None
+    recorded = dict(ref.embedding or {})
+    now = space.as_dict()
+    if recorded and any(recorded.get(k) != v for k, v in now.items() if v is not None):
+        raise InputError(
+            f"the run's dense index was encoded as {_space_text(recorded)}; this ragmeter encodes "
+            f"{_space_text(now)}: resuming would mix two embedding spaces (start a new run)",
+            source=source,
+        )
     if backend == "onnx":
         from ragmeter.errors import MissingExtraError
         from ragmeter.semantic.onnx import onnx_available
 
         if not onnx_available():
             raise MissingExtraError("onnx", "--embedding-backend onnx")
+
+
+def _space_text(space: dict[str, Any]) -> str:
+    return "/".join(str(space.get(k)) for k in ("model", "backend", "precision", "max_seq_length"))
 
 
 def build_system(ref: SystemRef, dataset: EvalDataset, generator: Any = None) -> SystemAdapter:
