@@ -112,6 +112,13 @@ class RayExecutor:
 
         async def drive(actor_index: int) -> None:
             actor = self.actors[actor_index]
+            try:  # take queries only once this actor is up, so none waits on a slow start while others race on
+                await actor.__ray_ready__.remote()
+            except RayActorError as exc:
+                dead.add(actor_index)
+                if len(dead) == len(self.actors):
+                    raise RuntimeError(f"every Ray worker died; last: {_reason(exc)}") from None
+                return
             while actor_index not in dead and not stop.is_set():
                 try:
                     position, query = queue.get_nowait()
