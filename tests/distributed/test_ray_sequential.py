@@ -47,3 +47,34 @@ async def test_a_sequential_run_on_ray_stops_early_with_the_local_decision(
     assert (
         remote.sequential["queries_used"] <= remote.sequential["queries_evaluated"] == remote.n_queries < 200
     )
+
+
+async def test_an_actor_slow_to_load_its_system_holds_no_query_so_the_gate_still_stops_early(
+    ray_local: Any, tmp_path: Path
+) -> None:
+    from ragmeter.run.ray_executor import RayExecutor
+
+    ds = make_seq_dataset()
+    config = EvalConfig(
+        dataset="synthetic-gate",
+        retrieval_top_k=[1],
+        metrics=["hit@1"],
+        evaluate_generation=False,
+        extra={"semantic": False, "sequential": {"gates": {"hit@1": 0.7}, "alpha": 0.05}},
+    )
+    # one of the two actors needs 4 s to load its system; the other would run all 200 queries meanwhile. An
+    # early query held by the slow actor would stall the gate's prefix until the end: no early stop
+    run = await arun_evaluation(
+        ds,
+        "slow_start_systems:retrieve",
+        config,
+        store=f"sqlite:///{tmp_path / 'seq.db'}",
+        progress=False,
+        executor=RayExecutor(ds, workers=2, concurrency=2),
+    )
+    assert (
+        run.sequential is not None
+        and run.sequential["stopped_early"]
+        and run.sequential["decision"] == "pass"
+    )
+    assert run.n_queries < 200

@@ -38,13 +38,17 @@ class QueryActor:
         self.worker: Any = None
         self.lock = asyncio.Lock()
 
-    async def evaluate(self, query: dict[str, Any]) -> dict[str, Any]:
+    async def prepare(self) -> None:
+        """Build the system and warm it up, once per actor (the executor awaits this before sending queries)."""
         from ragmeter.run.loop import QueryWorker
 
-        async with self.lock:  # the first calls arrive together: build the system once per actor
+        async with self.lock:  # calls may arrive together: build the system once
             if self.worker is None:
                 self.worker = QueryWorker.build(self.record, self.dataset)
                 await self.worker.warm_up()
+
+    async def evaluate(self, query: dict[str, Any]) -> dict[str, Any]:
+        await self.prepare()
         result: QueryEvalResult = await self.worker.evaluate(EvalQuery.model_validate(query))
         return result.model_dump(mode="json")
 
@@ -112,13 +116,15 @@ class RayExecutor:
 
         async def drive(actor_index: int) -> None:
             actor = self.actors[actor_index]
-            try:  # take queries only once this actor is up, so none waits on a slow start while others race on
-                await actor.__ray_ready__.remote()
+            try:  # take queries only once this actor's system is built: none waits on a slow start meanwhile
+                await actor.prepare.remote()
             except RayActorError as exc:
                 dead.add(actor_index)
                 if len(dead) == len(self.actors):
                     raise RuntimeError(f"every Ray worker died; last: {_reason(exc)}") from None
                 return
+            except RayError:
+                pass  # building the system failed in the worker: each query it takes reports why, as before
             while actor_index not in dead and not stop.is_set():
                 try:
                     position, query = queue.get_nowait()
