@@ -42,20 +42,22 @@ def _model(variant: str) -> Any:
         model = load_embedder(None)
         model.max_seq_length = length
         if backend == "torch-bf16":
-            model = _Autocast(model)
+            model = _Bf16(model)
     return model
 
 
-class _Autocast:
-    """The torch model under bf16 CPU autocast, as DenseIndex runs a `torch / bf16` space."""
+class _Bf16:
+    """The torch model in a `torch / bf16` space, encoding as DenseIndex does (its precision_context)."""
 
     def __init__(self, model: Any) -> None:
-        self.model = model
+        from ragmeter.systems.indexes import embedding_space
+
+        self.model, self.space = model, embedding_space(None, "torch", None, "bf16")
 
     def encode(self, texts: list[str], **kwargs: Any) -> np.ndarray:
-        import torch
+        from ragmeter.systems.indexes import precision_context
 
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        with precision_context(self.space):
             return np.asarray(self.model.encode(texts, **kwargs), dtype=np.float32)
 
 

@@ -114,17 +114,24 @@ class RayExecutor:
             if await deliver(on_result, position, result):
                 stop.set()
 
-        async def drive(actor_index: int) -> None:
-            actor = self.actors[actor_index]
-            try:  # take queries only once this actor's system is built: none waits on a slow start meanwhile
-                await actor.prepare.remote()
+        def mark_dead(actor_index: int, exc: BaseException) -> None:
+            dead.add(actor_index)
+            if len(dead) == len(self.actors):
+                raise RuntimeError(f"every Ray worker died; last: {_reason(exc)}") from None
+
+        async def start(actor_index: int) -> None:
+            """Build the actor's system once, then run its `per` query loops: no query waits on a slow start."""
+            try:
+                await self.actors[actor_index].prepare.remote()
             except RayActorError as exc:
-                dead.add(actor_index)
-                if len(dead) == len(self.actors):
-                    raise RuntimeError(f"every Ray worker died; last: {_reason(exc)}") from None
+                mark_dead(actor_index, exc)
                 return
             except RayError:
                 pass  # building the system failed in the worker: each query it takes reports why, as before
+            await asyncio.gather(*(drive(actor_index) for _ in range(per)))
+
+        async def drive(actor_index: int) -> None:
+            actor = self.actors[actor_index]
             while actor_index not in dead and not stop.is_set():
                 try:
                     position, query = queue.get_nowait()
@@ -137,9 +144,7 @@ class RayExecutor:
                     payload = await actor.evaluate.remote(query.model_dump(mode="json"))
                     result = QueryEvalResult.model_validate(payload)
                 except RayActorError as exc:  # the actor is gone for good (its restarts are used up)
-                    dead.add(actor_index)
-                    if len(dead) == len(self.actors):
-                        raise RuntimeError(f"every Ray worker died; last: {_reason(exc)}") from None
+                    mark_dead(actor_index, exc)
                     attempts[position] = attempts.get(position, 0) + 1
                     if attempts[position] < MAX_ACTOR_ATTEMPTS:  # perhaps only in flight on a dying actor
                         queue.put_nowait((position, query))
@@ -150,7 +155,7 @@ class RayExecutor:
                 await hand_back(position, result)
 
         try:
-            await asyncio.gather(*(drive(i) for i in range(len(self.actors)) for _ in range(per)))
+            await asyncio.gather(*(start(i) for i in range(len(self.actors))))
         finally:
             for actor in self.actors:
                 ray.kill(actor, no_restart=True)

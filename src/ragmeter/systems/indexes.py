@@ -325,7 +325,7 @@ class DenseIndex:
             if self.space.backend == "torch" and want is not None and before not in (None, want):
                 model.max_seq_length = want
             try:
-                with _autocast(self.space):
+                with precision_context(self.space):
                     matrix, n = encode_cached(
                         model,
                         texts,
@@ -376,7 +376,7 @@ class DenseIndex:
         return out
 
 
-def _autocast(space: EmbeddingSpace) -> contextlib.AbstractContextManager[Any]:
+def precision_context(space: EmbeddingSpace) -> contextlib.AbstractContextManager[Any]:
     """torch's bf16 CPU autocast for a torch bf16 space (the vectors come back as float32); else nothing."""
     if space.backend == "torch" and space.precision == "bf16":
         import torch
