@@ -80,14 +80,15 @@ def cli_runs(modes: list[str], backend: str, data_dir: str, sets: list[str]) -> 
                     flush=True,
                 )
             row["ndcg@10"] = _ndcg(cache / f"{mode}.json")
-            if mode in ("semantic", "hybrid"):  # the chunks the dense index holds (the chunking may be --set)
-                metas = sorted((cache / "indexes").glob("*/dense-*/meta.json"))
+            # the chunks the dense index holds (--set may change the chunking, or switch dense off)
+            metas = sorted((cache / "indexes").glob("*/dense-*/meta.json"))
+            if metas:
                 row["chunks"] = json.loads(metas[0].read_text())["n_chunks"]
                 row["chunks/s"] = row["chunks"] / max(1e-9, row["cold"] - row["warm"])
             out["modes"][mode] = row
         finally:
             shutil.rmtree(cache, ignore_errors=True)
-    if "semantic" in out["modes"]:
+    if "chunks/s" in out["modes"].get("semantic", {}):
         out["chunks/s (cold - warm, semantic)"] = out["modes"]["semantic"]["chunks/s"]
     return out
 
