@@ -82,11 +82,17 @@ class SlowKeywordSystem(KeywordSystem):
     An in-process object: its run can be resumed only through the Python API with the same class."""
 
     delay = 0.25
+    # In a child process that a test stops: the queries after this many (in this process) take 60 s, so the
+    # run cannot end before the test's signal however slow the machine (the parent's polling included).
+    stall_after: int | None = None
+    started = 0
 
     async def retrieve(self, question: str, k: int) -> list[tuple[str, float, str]]:
         import asyncio
 
-        await asyncio.sleep(self.delay)
+        SlowKeywordSystem.started += 1
+        stall = self.stall_after is not None and SlowKeywordSystem.started > self.stall_after
+        await asyncio.sleep(60.0 if stall else self.delay)
         return await super().retrieve(question, k)
 
 

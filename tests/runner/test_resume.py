@@ -20,13 +20,17 @@ HERE = Path(__file__).resolve().parent
 SRC = HERE.parents[1] / "src"
 
 CHILD = """
-import asyncio, sys
+import signal, sys
 sys.path[:0] = [{here!r}, {src!r}]
 from runner_fakes import SlowKeywordSystem, make_dataset
 from ragmeter.models import EvalConfig
 from ragmeter.runner import run_evaluation
 
-SlowKeywordSystem.delay = {delay!r}
+# Ctrl-C as in a terminal: pytest started as a background job of a non-interactive shell ignores SIGINT,
+# and a child inherits an ignored or blocked SIGINT (it would then run to its end).
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {{signal.SIGINT}})
+SlowKeywordSystem.stall_after = {stall_after!r}
 ds = make_dataset()
 config = EvalConfig(dataset="capitals", concurrency=2, retrieval_top_k=[1, 3], extra={{"semantic": False}})
 print("started", flush=True)
@@ -34,8 +38,9 @@ run_evaluation(ds, SlowKeywordSystem(ds), config, store={db!r}, progress=False)
 """
 
 
-def _start_child(db: str, delay: float = 0.25) -> subprocess.Popen[str]:
-    code = CHILD.format(here=str(HERE), src=str(SRC), db=db, delay=delay)
+def _start_child(db: str, stall_after: int) -> subprocess.Popen[str]:
+    """The run of 12 queries in a child process: the first `stall_after` take 0.25 s, the others 60 s."""
+    code = CHILD.format(here=str(HERE), src=str(SRC), db=db, stall_after=stall_after)
     return subprocess.Popen(
         [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -60,17 +65,20 @@ def test_sigkill_mid_run_then_resume_evaluates_each_query_exactly_once(db_url: s
 
     from ragmeter.store.schema import QueryResultRow
 
-    proc = _start_child(db_url)
-    run_id, _ = _wait_for_rows(db_url, 4, proc)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
+    proc = _start_child(db_url, stall_after=4)
+    try:
+        run_id, _ = _wait_for_rows(db_url, 4, proc)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        proc.kill()
     assert proc.returncode == -signal.SIGKILL
 
     with open_store(db_url) as store:  # opening sweeps: the killed run is failed, not "running" forever
         dead = store.get_run(run_id)
         done_before = {q.query_id for q in dead.per_query}
     assert dead.status == "failed" and "is gone" in (dead.error or "")
-    assert 4 <= len(done_before) < 12
+    assert len(done_before) == 4  # the fifth and sixth were in flight, the rest not started
 
     ds = make_dataset()
     from ragmeter.errors import InputError
@@ -110,13 +118,14 @@ def test_sigkill_mid_run_then_resume_evaluates_each_query_exactly_once(db_url: s
 
 def test_ctrl_c_marks_the_run_failed_and_resumable(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'int.db'}"
-    # 1 s per query (6 s for the 12 at concurrency 2): a busy machine must not let the child finish
-    # between seeing 2 rows and the SIGINT.
-    proc = _start_child(db, delay=1.0)
-    run_id, _ = _wait_for_rows(db, 2, proc)
-    os.kill(proc.pid, signal.SIGINT)
-    proc.wait(timeout=30)
-    assert proc.returncode != 0
+    proc = _start_child(db, stall_after=2)  # the third query on waits 60 s: only the SIGINT ends the run
+    try:
+        run_id, _ = _wait_for_rows(db, 2, proc)
+        os.kill(proc.pid, signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode != 0 and "KeyboardInterrupt" in stderr, stderr[-2000:]
     with open_store(db, sweep=False) as store:  # no sweep: the process itself recorded why it stopped
         run = store.get_run(run_id)
     assert run.status == "failed" and "interrupted (Ctrl-C" in (run.error or "")
