@@ -5,13 +5,13 @@ level or inside a function, is resolved to the ragmeter module it names and chec
 
     fronts (cli/, the pytest plugin) -> the package root (lazy public API) -> report/, view/ -> experiments/, diagnose/
     -> run/ (and its executors) -> score/ -> ir/ text/ semantic/ judges/ metrics/ systems/ datasets/ store/
-    -> llm/ -> models.py, safety.py, errors.py (and the leaf helpers)
+    -> llm/ -> stats/ -> models.py, safety.py, errors.py (and the leaf helpers)
 
 A module may import its own package, and any module in a lower layer. Inside one layer, a package may import
 another only along the edges of PEERS (the order DESIGN.md spells out in words: a system may read a dataset,
 the registry knows the IR measures' names, a judge needs no store, a record never imports a system).
-The IR engine imports nothing of ours but its own files, errors.py and safety.py; leaf helpers import no
-domain package.
+The IR engine imports nothing of ours but its own files, errors.py and safety.py; stats/ (every estimator)
+nothing but its own files and errors.py; leaf helpers import no domain package.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ LAYERS: list[tuple[str, ...]] = [
         "ragmeter.store",
     ),
     ("ragmeter.llm",),
+    ("ragmeter.stats",),  # every estimator: numpy/scipy only, below the metric registry
     ("ragmeter.models", "ragmeter.records", "ragmeter.yamlfile", "ragmeter._lazy", "ragmeter._version"),
     ("ragmeter.safety",),
     ("ragmeter.safefiles", "ragmeter.paths"),  # safety.py re-exports its file helpers
@@ -70,6 +71,7 @@ PEERS: dict[str, set[str]] = {
 # The IR engine and the leaf helpers: whatever their layer, they may import only these.
 ONLY: dict[str, set[str]] = {
     "ragmeter.ir": {"ragmeter.errors", "ragmeter.safety"},
+    "ragmeter.stats": {"ragmeter.errors"},
     "ragmeter.yamlfile": {"ragmeter.errors", "ragmeter.safety"},
     "ragmeter.judges.prompts": set(),
     "ragmeter._lazy": set(),
@@ -86,6 +88,12 @@ ONLY: dict[str, set[str]] = {
 SHIMS: dict[str, str] = {
     "ragmeter.score.rescore": "ragmeter.run.rescore",
     "ragmeter.distributed.executor": "ragmeter.run.ray_executor",
+    "ragmeter.score.ppi_mean": "ragmeter.stats.ppi",
+    "ragmeter.score.confseq": "ragmeter.stats.confseq",
+    "ragmeter.experiments.paired_tests": "ragmeter.stats.paired",
+    "ragmeter.experiments.power": "ragmeter.stats.power",
+    "ragmeter.experiments.ppi": "ragmeter.stats.ppi",
+    "ragmeter.experiments.repeats": "ragmeter.stats.krippendorff",
 }
 
 
@@ -97,7 +105,11 @@ def module_name(path: Path) -> str:
 
 
 def all_modules() -> dict[str, Path]:
-    return {module_name(p): p for p in sorted(SRC.rglob("*.py"))}
+    """Every module: its .py file, or the .pyi stub of a compiled one (ir/_native), so that
+    `from ragmeter.ir import _native` names that module and not its package."""
+    found = {module_name(p): p for p in sorted(SRC.rglob("*.pyi"))}
+    found.update({module_name(p): p for p in sorted(SRC.rglob("*.py"))})
+    return found
 
 
 MODULES = all_modules()
@@ -221,6 +233,13 @@ def test_imports_run_one_way() -> None:
         ("ragmeter.judges.specs", "ragmeter.metrics.spec", True),
         ("ragmeter.text.specs", "ragmeter.metrics.spec", True),
         ("ragmeter.judges.prompts", "ragmeter.models", False),
+        ("ragmeter.metrics.aggregate", "ragmeter.stats.resample", True),
+        ("ragmeter.stats.intervals", "ragmeter.stats.resample", True),
+        ("ragmeter.stats.effects", "ragmeter.errors", True),
+        ("ragmeter.stats.ppi", "ragmeter.models", False),
+        ("ragmeter.stats.effects", "ragmeter.metrics", False),
+        ("ragmeter.stats.resample", "ragmeter.safety", False),
+        ("ragmeter.llm.client", "ragmeter.stats.resample", True),
     ],
 )
 def test_the_rule_itself(importer: str, imported: str, allowed: bool) -> None:
@@ -258,3 +277,56 @@ def test_shims_only_forward_with_a_deprecation(shim: str, target: str) -> None:
             value = getattr(module, name)
         assert value is getattr(importlib.import_module(target), name)
         assert any(issubclass(w.category, DeprecationWarning) and target in str(w.message) for w in caught)
+
+
+def import_circles() -> list[list[str]]:
+    """The strongly connected groups of more than one module in the graph of file imports (function-local
+    imports included): each group imports itself in a circle."""
+    graph = {m: {i for _, i in imports_of(m, p) if i in MODULES and i != m} for m, p in MODULES.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan; the graph is a few hundred modules deep at most
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return circles
+
+
+def test_no_import_circle_between_files() -> None:
+    circles = import_circles()
+    assert not circles, "modules that import each other in a circle:\n" + "\n".join(
+        map(" <-> ".join, circles)
+    )
+
+
+def test_the_circle_finder_sees_a_function_local_circle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = _write(tmp_path, "def f():\n    from ragmeter.stats import paired\n")
+    modules = {**MODULES, "ragmeter.stats.resample": a}  # resample importing paired, paired resample
+    monkeypatch.setitem(globals(), "MODULES", modules)
+    assert ["ragmeter.stats.paired", "ragmeter.stats.resample"] in import_circles()

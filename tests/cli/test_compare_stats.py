@@ -65,7 +65,7 @@ def test_compare_cluster_by(cli_env: dict[str, str], ragmeter_cli: Cli, tmp_path
 
 
 def test_plan(cli_env: dict[str, str], ragmeter_cli: Cli) -> None:
-    from ragmeter.experiments.power import queries_needed
+    from ragmeter.stats.power import queries_needed
     from ragmeter.store import open_store
 
     a = _run(ragmeter_cli, cli_env, "cli_fakes:system_a")

@@ -12,8 +12,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ragmeter.experiments import effects, power, tukey
+from ragmeter.experiments import tukey
+from ragmeter.experiments.effects import query_clusters
 from ragmeter.experiments.significance import compare_runs, permutation_test
+from ragmeter.stats import effects, power
+from ragmeter.stats import tukey as stats_tukey
 
 MC_SE = 0.007  # sqrt(0.05 * 0.95 / 1000)
 
@@ -70,9 +73,9 @@ def test_query_clusters_refuses_missing_field() -> None:
 
     qs = [EvalQuery(query_id="a", question="?", metadata={"doc": 1}), EvalQuery(query_id="b", question="?")]
     with pytest.raises(InputError, match="query 'b' has no metadata field 'doc'"):
-        effects.query_clusters(qs, "doc", ["a", "b"])
+        query_clusters(qs, "doc", ["a", "b"])
     with pytest.raises(InputError, match="at least 2"):
-        effects.query_clusters(qs, "doc", ["a"])
+        query_clusters(qs, "doc", ["a"])
 
 
 def test_sim_clustered_intervals_cover_where_query_level_undercover() -> None:
@@ -158,7 +161,7 @@ def test_sim_tukey_hsd_family_wise_error_under_null() -> None:
     family_errors = 0
     for i in range(1000):
         x = rng.normal(0, 1, (30, 1)) + rng.normal(0, 0.5, (30, 4))
-        family_errors += bool((tukey.tukey_hsd_pvalues(x, n_resamples=200, seed=i)[upper] < 0.05).any())
+        family_errors += bool((stats_tukey.tukey_hsd_pvalues(x, n_resamples=200, seed=i)[upper] < 0.05).any())
     assert family_errors / 1000 <= 0.05 + 0.015
 
 
@@ -171,8 +174,10 @@ def test_sim_tukey_clustered_permutes_per_cluster() -> None:
     err_c = err_q = 0
     for i in range(1000):
         x = np.repeat(rng.normal(0, 0.5, (15, 3)), 4, axis=0) + rng.normal(0, 0.2, (60, 3))
-        err_c += bool((tukey.tukey_hsd_pvalues(x, n_resamples=200, seed=i, codes=codes)[upper] < 0.05).any())
-        err_q += bool((tukey.tukey_hsd_pvalues(x, n_resamples=200, seed=i)[upper] < 0.05).any())
+        err_c += bool(
+            (stats_tukey.tukey_hsd_pvalues(x, n_resamples=200, seed=i, codes=codes)[upper] < 0.05).any()
+        )
+        err_q += bool((stats_tukey.tukey_hsd_pvalues(x, n_resamples=200, seed=i)[upper] < 0.05).any())
     assert err_c / 1000 <= 0.05 + 0.015
     assert err_q / 1000 > 0.15
 

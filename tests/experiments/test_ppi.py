@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragmeter.experiments.ppi import ppi_mean
+from ragmeter.stats.ppi import ppi_mean
 
 SEED = 20230623
 
@@ -88,7 +88,7 @@ def test_small_n_coverage_reaches_the_nominal_level() -> None:
 
 
 def test_t_quantile_equals_scipy() -> None:
-    from ragmeter.experiments.ppi import t_quantile
+    from ragmeter.stats.intervals import t_quantile
 
     scipy_stats = pytest.importorskip("scipy.stats")
     for df in (1, 2):

@@ -7,7 +7,7 @@ import krippendorff
 import numpy as np
 import pytest
 
-from ragmeter.experiments.repeats import flip_share, krippendorff_alpha, repeat_stability, repeat_summary
+from ragmeter.stats.krippendorff import flip_share, krippendorff_alpha, repeat_stability, repeat_summary
 
 
 @pytest.mark.parametrize("level", ["interval", "ordinal"])

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 import ragmeter.metrics as rm
 from ragmeter.errors import InputError
-from ragmeter.metrics.aggregate import bootstrap_mean, summarize, wilson
+from ragmeter.metrics.aggregate import summarize
+from ragmeter.stats.intervals import bootstrap_mean, wilson
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -171,6 +172,6 @@ def test_bootstrap_interval_covers_the_mean_at_about_95_percent() -> None:
     trials = 300
     for t in range(trials):
         sample = rng.beta(2, 5, size=60)
-        lo, hi = bootstrap_mean(list(sample), seed=t, resamples=500)
+        lo, hi = bootstrap_mean(list(sample), seed=t, n_resamples=500)
         hits += lo <= 2 / 7 <= hi
     assert hits / trials >= 0.9

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from ragmeter.models import MetricResult, QueryEvalResult
-from ragmeter.score.stability import judge_stability, krippendorff_alpha
+from ragmeter.score.stability import judge_stability
+from ragmeter.stats.krippendorff import krippendorff_alpha
 
 
 def _query(qid: str, name: str, values: list[float | None]) -> QueryEvalResult:

@@ -14,10 +14,10 @@ import pytest
 from runner_fakes import KeywordSystem, make_dataset
 
 import ragmeter.metrics as rm
-from ragmeter.experiments.ppi import ppi_mean
 from ragmeter.models import EvalConfig, EvalDataset, EvalRunResult, MetricResult, QueryEvalResult
 from ragmeter.run import arun_evaluation
 from ragmeter.score.ppi import ppi_for_run, run_ppi
+from ragmeter.stats.ppi import ppi_mean
 from ragmeter.store import open_store
 
 pytest.importorskip("aiohttp")

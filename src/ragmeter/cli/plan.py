@@ -53,8 +53,8 @@ def plan_command(
     pilot run's variance (with --vs: the paired variance of the two pilot runs)."""
     from ragmeter import metrics as registry
     from ragmeter.experiments.compare import query_values
-    from ragmeter.experiments.power import plan_queries
     from ragmeter.experiments.version_guard import check_comparable
+    from ragmeter.stats.power import plan_queries
 
     if cluster_by:
         raise InputError(

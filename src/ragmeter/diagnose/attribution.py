@@ -9,6 +9,7 @@ metrics equal its parent's by construction).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +26,7 @@ from ragmeter.diagnose.replay import (
 )
 from ragmeter.errors import InputError
 from ragmeter.models import EvalRunResult
+from ragmeter.stats import resample
 
 PARTS = ("ranking_and_context", "retrieval", "generation")
 
@@ -69,12 +71,12 @@ def attribute(
         return {"metric": name, "n": 0, "note": "no query has a value in all three runs"}
     v = np.array([[base[q], rank[q], ctx[q]] for q in queries], dtype=float)
     diffs = np.stack([v[:, 1] - v[:, 0], v[:, 2] - v[:, 1], best - v[:, 2]], axis=1)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(queries), size=(n_resamples, len(queries)))
-    boot = diffs[idx].mean(axis=1)  # (n_resamples, 3)
+    boot = resample.bootstrap(
+        lambda idx: diffs[idx].mean(axis=1), len(queries), n_resamples=n_resamples, seed=seed
+    )
     parts = {}
     for i, part in enumerate(PARTS):
-        lo, hi = np.percentile(boot[:, i], [2.5, 97.5])
+        lo, hi = boot.interval(i) or (math.nan, math.nan)
         parts[part] = {"mean": float(diffs[:, i].mean()), "ci95": [float(lo), float(hi)]}
     return {
         "metric": name,

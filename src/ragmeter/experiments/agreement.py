@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from ragmeter.experiments.tau_ap import tau_ap as tau_ap
 from ragmeter.experiments.tau_ap import tau_ap_b as tau_ap_b
+from ragmeter.stats import resample
 
 Weights = Literal["linear", "quadratic"] | None
 FloatArray = npt.NDArray[np.float64]
@@ -213,22 +214,19 @@ def bootstrap_interval(
 ) -> Interval:
     """Percentile interval of `statistic(indices)` over `n_boot` resamples of range(n) with replacement.
 
+    The one bootstrap (`ragmeter.stats.resample`; 1,000 resamples unless told, seeded by the caller).
     Resamples where the statistic is undefined are skipped (and counted): with fewer than half of them
     valid, there is no interval.
     """
     if n < 2 or n_boot < 1:
         return Interval(None, None, n_boot, 0)
-    rng = np.random.default_rng(seed)
-    values: list[float] = []
-    for _ in range(n_boot):
-        v = statistic(rng.integers(0, n, size=n))
-        if v is not None and np.isfinite(v):
-            values.append(float(v))
-    if len(values) < max(1, n_boot // 2):
-        return Interval(None, None, n_boot, len(values))
-    alpha = (1.0 - level) / 2.0
-    lo, hi = np.quantile(np.asarray(values), [alpha, 1.0 - alpha])
-    return Interval(float(lo), float(hi), n_boot, len(values))
+    boot = resample.bootstrap(
+        resample.per_resample(statistic), n, n_resamples=n_boot, seed=seed, confidence=level
+    )
+    ci = boot.interval(min_valid=max(1, n_boot // 2))
+    if ci is None:
+        return Interval(None, None, n_boot, boot.valid())
+    return Interval(ci[0], ci[1], n_boot, boot.valid())
 
 
 # --- the report ----------------------------------------------------------------------------------

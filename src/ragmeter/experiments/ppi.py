@@ -1,9 +1,21 @@
-"""Prediction-powered inference for the mean of a judged metric: the estimator lives in
-`ragmeter.score.ppi_mean` (scoring uses it for a run's PPI estimates, and scoring sits below experiments);
-its names are re-exported here for experiment code and existing imports."""
+"""Deprecated location: the PPI estimator of a mean moved to `ragmeter.stats.ppi` with every other estimator (ragmeter.stats). The old
+names still resolve here for one release, with a DeprecationWarning naming the new place."""
 
 from __future__ import annotations
 
-from ragmeter.score.ppi_mean import PPIResult, ppi_mean, t_quantile
+import importlib
+import warnings
+from typing import Any
 
-__all__ = ["PPIResult", "ppi_mean", "t_quantile"]
+_MOVED = ("PPIResult", "ppi_mean", "t_quantile")
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _MOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        f"ragmeter.experiments.ppi.{name} moved to ragmeter.stats.ppi.{name}",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(importlib.import_module("ragmeter.stats.ppi"), name)

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter.score.confseq import (
+from ragmeter.stats.confseq import (
     TRUNCATION,
     BoolArray,
     FloatArray,

@@ -13,7 +13,8 @@ Tests (two-sided, on the per-query differences d = b - a):
 Holm-Bonferroni corrects the p-values across the metrics of one comparison. Beside the delta: Cohen's d_z
 with its bootstrap interval and the minimum detectable effect (alpha 0.05, power 0.8). With clusters
 (``clusters={query_id: label}``) the bootstrap resamples clusters, the randomisation test flips one sign
-per cluster and the t-test uses the cluster-robust SE (``ragmeter.experiments.effects``).
+per cluster and the t-test uses the cluster-robust SE. Every statistic comes from ``ragmeter.stats``
+(the intervals from its one bootstrap, ``ragmeter.stats.resample``).
 """
 
 from __future__ import annotations
@@ -25,21 +26,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragmeter.experiments.paired_tests import (
-    FloatArray,
-)
-from ragmeter.experiments.paired_tests import (
-    bootstrap_ci as bootstrap_ci,
-)
-from ragmeter.experiments.paired_tests import (
-    holm as holm,
-)
-from ragmeter.experiments.paired_tests import (
-    paired_t_test as paired_t_test,
-)
-from ragmeter.experiments.paired_tests import (
-    permutation_test as permutation_test,
-)
+from ragmeter.stats import effects
+from ragmeter.stats.paired import FloatArray
+from ragmeter.stats.paired import bootstrap_ci as bootstrap_ci
+from ragmeter.stats.paired import holm as holm
+from ragmeter.stats.paired import paired_t_test as paired_t_test
+from ragmeter.stats.paired import permutation_test as permutation_test
+from ragmeter.stats.power import paired_mde
 
 if TYPE_CHECKING:
     from ragmeter.models import EvalRunResult
@@ -166,8 +159,6 @@ def compare_metric(
     confidence: float = 0.95,
 ) -> MetricComparison:
     """All paired statistics of one metric (without the Holm correction, which needs every metric)."""
-    from ragmeter.experiments import effects
-    from ragmeter.experiments.power import paired_mde
     from ragmeter.metrics import higher_is_better
 
     a, b, missing_a, missing_b, ids = _pair(per_query_a, per_query_b, metric)
@@ -257,8 +248,8 @@ def compare_runs(
         confidence=confidence,
         cluster_by=cluster_by if clusters is not None else None,
         method=(
-            f"clusters of {cluster_by or 'the given field'} resampled; signs flipped per cluster; "
-            "cluster-robust t"
+            f"clusters of {cluster_by or 'the given field'} resampled (mean interval widened by "
+            "sqrt(G/(G-1)); d_z interval not); signs flipped per cluster; cluster-robust t"
             if clusters is not None
             else "paired over queries"
         ),

@@ -1,7 +1,10 @@
 """Aggregates with honest intervals: every interval lies inside its metric's range.
 
-- `bootstrap`: percentile bootstrap of the mean (B resamples, seeded): it lies within [min, max] of the
-  values, so within the metric's range by construction (clipped as well, against float round-off).
+The intervals come from `ragmeter.stats.intervals` (`wilson` and `bootstrap_mean` used to live here and
+still resolve, with a DeprecationWarning naming the new place):
+- `bootstrap`: percentile bootstrap of the mean (2,000 resamples, seeded from the run): it lies within
+  [min, max] of the values, so within the metric's range by construction (clipped as well, against float
+  round-off).
 - `wilson`: Wilson score interval for proportions (metrics whose values are 0 or 1); inside [0, 1].
 - latency: p50 / p95 / max, no interval.
 A normal-approximation interval (mean +- 1.96 sd / sqrt n) is never used: it leaves [0, 1] near the ends.
@@ -11,48 +14,36 @@ from __future__ import annotations
 
 import math
 import statistics
+import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from ragmeter.metrics.registry import lookup
 from ragmeter.metrics.spec import MetricSpec
 from ragmeter.models import MetricSummary
+from ragmeter.stats import intervals
 
-BOOTSTRAP_RESAMPLES = 2000
-Z95 = 1.959963984540054
-
-
-def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
-    if n <= 0:
-        return (0.0, 1.0)
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+_MOVED = ("BOOTSTRAP_RESAMPLES", "Z95", "wilson", "bootstrap_mean")
 
 
-def bootstrap_mean(
-    values: Sequence[float], *, seed: int = 0, resamples: int = BOOTSTRAP_RESAMPLES
+def __getattr__(name: str) -> Any:
+    if name not in _MOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        f"{__name__}.{name} moved to ragmeter.stats.intervals.{name}", DeprecationWarning, stacklevel=2
+    )
+    if name == "bootstrap_mean":
+        return _bootstrap_mean_with_old_keyword
+    return getattr(intervals, name)
+
+
+def _bootstrap_mean_with_old_keyword(
+    values: Sequence[float], *, seed: int = 0, resamples: int = intervals.BOOTSTRAP_RESAMPLES
 ) -> tuple[float, float]:
-    """Percentile bootstrap 95% interval of the mean (seeded, so the same values give the same interval)."""
-    arr = np.asarray(values, dtype=np.float64)
-    n = arr.size
-    if n == 0:
-        raise ValueError("no values")
-    if n == 1 or float(arr.min()) == float(arr.max()):
-        return (float(arr[0]), float(arr[0])) if n == 1 else (float(arr.min()), float(arr.max()))
-    rng = np.random.default_rng(seed)
-    means = np.empty(resamples, dtype=np.float64)
-    # resample in blocks so that memory stays bounded for large runs (block x n indices at a time)
-    block = max(1, min(resamples, 4_000_000 // n))
-    for start in range(0, resamples, block):
-        stop = min(resamples, start + block)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        means[start:stop] = arr[idx].mean(axis=1)
-    lo, hi = np.quantile(means, [0.025, 0.975])
-    return (max(float(lo), float(arr.min())), min(float(hi), float(arr.max())))
+    """The old signature (`resamples=`) of what is now `ragmeter.stats.intervals.bootstrap_mean`."""
+    return intervals.bootstrap_mean(values, seed=seed, n_resamples=resamples)
 
 
 def _is_binary(values: Sequence[float], spec: MetricSpec) -> bool:
@@ -70,8 +61,8 @@ def interval(
     if method == "none":
         return None, None
     if method == "wilson" and spec is not None and _is_binary(values, spec):
-        return wilson(sum(values), len(values)), "wilson"
-    lo, hi = bootstrap_mean(values, seed=seed)
+        return intervals.wilson(sum(values), len(values)), "wilson"
+    lo, hi = intervals.bootstrap_mean(values, seed=seed)
     if spec is not None:
         lo, hi = spec.clip(lo), spec.clip(hi)
     return (lo, hi), "bootstrap-percentile"

@@ -94,7 +94,7 @@ def _other() -> None:
         (None, None),
         interval="none",
         plannable=False,
-        computed_by="ragmeter.score.ppi_mean:ppi_mean",
+        computed_by="ragmeter.stats.ppi:ppi_mean",
         description="prediction-powered estimate of a judge metric's mean, corrected by human labels",
     )
     people, rankings = ("judge", "human_labels"), ("runs", "qrels")

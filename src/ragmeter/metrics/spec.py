@@ -67,7 +67,7 @@ class MetricSpec:
     computed_by: str = ""
     # Level of measurement of the values (how far apart two values are): "ordinal" for grades on a ranked
     # scale, "interval" for scores; Krippendorff's alpha across judge repeats is computed at this level.
-    level: Literal["interval", "ordinal"] = "interval"
+    level: Literal["nominal", "ordinal", "interval"] = "interval"
 
     def computation(self) -> Any:
         """What computes this metric: a user metric's `compute`, else the object `computed_by` names."""

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from ragmeter.diagnose.classes import class_counts, transitions
-from ragmeter.metrics.aggregate import wilson
 from ragmeter.models import EvalRunResult
 from ragmeter.safety import console_text
+from ragmeter.stats.intervals import wilson
 
 MAX_IDS = 6
 

@@ -3,7 +3,7 @@
 The queries are evaluated in a seeded random order. After each result the gate looks at the PREFIX of that
 order whose queries have all finished (never at completion order, which can follow the values through
 latency), bounds the mean of every gated metric over the whole query set with the without-replacement
-confidence sequence (ragmeter.score.confseq; Bonferroni over the gates, each side of each gate at alpha / k)
+confidence sequence (ragmeter.stats.confseq; Bonferroni over the gates, each side of each gate at alpha / k)
 and tells the executor to stop once every gate is decided either way.
 
 A query without a value for a gated metric (a failed judge call, a failed query) counts at the bottom of the
@@ -26,8 +26,8 @@ import numpy as np
 
 from ragmeter.errors import InputError
 from ragmeter.models import EvalConfig, EvalQuery, QueryEvalResult
-from ragmeter.score.confseq import GateState
 from ragmeter.score.plan import RETRIEVAL_GRADE, SEMANTIC, TOTAL_SCORE
+from ragmeter.stats.confseq import GateState
 
 SEQUENTIAL_KEY = "sequential"  # config.extra[SEQUENTIAL_KEY] = {"gates": {metric: threshold}, "alpha": a}
 
@@ -199,7 +199,7 @@ class SequentialGate:
             self._high[g.metric].append(g.hi if v is None else v)
 
     def _update(self) -> None:
-        from ragmeter.score.confseq import decide, wor_confidence_sequence
+        from ragmeter.stats.confseq import decide, wor_confidence_sequence
 
         share = 2.0 * self.spec.alpha / len(self._gates)  # each side of each sequence at alpha / k
         for g in self._gates:

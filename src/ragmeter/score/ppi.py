@@ -3,7 +3,7 @@
 For each per-query judge metric of the registry (family "judge", stage "query") with values on the run's
 queries and human labels (`EvalQuery.human_labels[metric]`, or an alias of it) on at least two of the
 queries it judged: the PPI estimate of the metric's mean with its 95% interval, clipped into the metric's
-range (`ragmeter.score.ppi_mean.ppi_mean`: judge values on every judged query, judge minus human on the
+range (`ragmeter.stats.ppi.ppi_mean`: judge values on every judged query, judge minus human on the
 labelled ones), next to the plain judge mean.
 
 Human labels must be on the judge metric's own scale, since PPI subtracts one from the other:
@@ -62,7 +62,7 @@ def _labels_by_metric(queries: Sequence[EvalQuery]) -> dict[str, dict[str, float
 def _one(
     spec: MetricSpec, judged: Mapping[str, float], labels: Mapping[str, float | int | bool]
 ) -> tuple[PPIEstimate | None, str | None]:
-    from ragmeter.score.ppi_mean import ppi_mean
+    from ragmeter.stats.ppi import ppi_mean
 
     on_scale = {qid: label_on_scale(label, spec) for qid, label in labels.items()}
     outside = [labels[qid] for qid, v in on_scale.items() if v is None]

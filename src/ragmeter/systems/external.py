@@ -211,7 +211,7 @@ def import_system_module(spec: str | None) -> None:
     is left for the system's own check, which names it."""
     if not spec or spec == "builtin" or "://" in spec or Path(spec).expanduser().exists():
         return
-    from ragmeter.systems.adapters import PREFIXES
+    from ragmeter.systems.adapters._prefixes import PREFIXES
 
     prefix, sep, rest = spec.partition(":")
     target = rest if sep and prefix in PREFIXES else spec

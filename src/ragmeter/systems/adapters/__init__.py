@@ -10,11 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from ragmeter._lazy import lazy_getattr
 from ragmeter.errors import InputError
+from ragmeter.systems.adapters._prefixes import PREFIXES as PREFIXES
 
 __all__ = ["PREFIXES", "from_haystack", "from_langchain", "from_llamaindex", "from_spec"]
 
-# `--system PREFIX:module:attr`, and the function each one builds with.
-PREFIXES = {"langchain": "from_langchain", "llamaindex": "from_llamaindex", "haystack": "from_haystack"}
 
 _LAZY = {
     "from_langchain": "ragmeter.systems.adapters._langchain",
