@@ -155,7 +155,7 @@ def main() -> None:
                 human,
                 [int(g >= threshold) for _, g in ok],
                 labels=[0, 1],
-                n_boot=args.n_boot,
+                n_resamples=args.n_boot,
                 seed=args.seed,
             ).to_dict()
             per_label[f"relevant_at_{threshold}"] = {
@@ -184,7 +184,12 @@ def main() -> None:
             results["ranking"] = {"error": "the judge graded no pooled pair"}
             return
         meta = meta_evaluate(
-            human_qrels, llm_qrels, runs, measure=f"ndcg@{args.depth}", n_boot=args.n_boot, seed=args.seed
+            human_qrels,
+            llm_qrels,
+            runs,
+            measure=f"ndcg@{args.depth}",
+            n_resamples=args.n_boot,
+            seed=args.seed,
         ).to_dict()
         meta.update(
             n_pooled_pairs=len(pairs),

@@ -38,7 +38,9 @@ def draws_outside_stats(root: Path = SRC) -> list[tuple[str, str]]:
 
 
 def test_only_the_allowed_draws_happen_outside_stats() -> None:
-    unexpected = [f"src/ragmeter/{f}: {line}" for f, line in draws_outside_stats() if (f, line) not in ALLOWED]
+    unexpected = [
+        f"src/ragmeter/{f}: {line}" for f, line in draws_outside_stats() if (f, line) not in ALLOWED
+    ]
     assert not unexpected, "random draws outside ragmeter.stats (move them there):\n" + "\n".join(unexpected)
 
 

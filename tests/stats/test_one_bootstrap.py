@@ -115,7 +115,7 @@ def test_repeat_stability_interval(calls: list[Call]) -> None:
 def test_agreement_intervals(calls: list[Call]) -> None:
     human = [round(v * 3) for v in VALUES]
     judge = [round(v * 3 + (0.6 if i % 3 == 0 else 0.0)) for i, v in enumerate(VALUES)]
-    res = agreement(human, judge, labels=[0, 1, 2, 3], n_boot=N, seed=SEED)
+    res = agreement(human, judge, labels=[0, 1, 2, 3], n_resamples=N, seed=SEED)
     assert len(calls) == 5 and all(
         (c.n_units, c.n_resamples, c.seed) == (len(VALUES), N, SEED) for c in calls
     )
@@ -130,6 +130,8 @@ def test_the_same_units_and_seed_draw_the_same_resamples(calls: list[Call]) -> N
     repeat_stability(
         np.stack([v, v[::-1]], axis=1), level="interval", threshold=0.5, n_resamples=2000, seed=SEED
     )
-    agreement([round(x * 3) for x in VALUES], [round(x * 3) for x in VALUES[::-1]], n_boot=2000, seed=SEED)
+    agreement(
+        [round(x * 3) for x in VALUES], [round(x * 3) for x in VALUES[::-1]], n_resamples=2000, seed=SEED
+    )
     first = calls[0].idx
     assert len(calls) == 7 and all(np.array_equal(c.idx, first) for c in calls)

@@ -9,6 +9,7 @@ An undefined statistic (one rater constant, fewer than two items) is None, never
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Hashable, Sequence, Sized
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
@@ -204,13 +205,24 @@ class Interval:
         return [self.lo, self.hi]
 
 
+def resample_count(n_resamples: int | None, n_boot: int | None, default: int = 1000) -> int:
+    """The resample count of an agreement interval: `n_resamples` (the one name every interval takes), or
+    `n_boot`, its old name, with a DeprecationWarning; `default` when neither is given."""
+    if n_boot is not None:
+        warnings.warn("n_boot= is deprecated: pass n_resamples=", DeprecationWarning, stacklevel=3)
+        if n_resamples is None:
+            return n_boot
+    return default if n_resamples is None else n_resamples
+
+
 def bootstrap_interval(
     statistic: Callable[[IntArray], float | None],
     n: int,
     *,
-    n_boot: int = 1000,
+    n_resamples: int | None = None,
     seed: int = 0,
     level: float = 0.95,
+    n_boot: int | None = None,
 ) -> Interval:
     """Percentile interval of `statistic(indices)` over `n_boot` resamples of range(n) with replacement.
 
@@ -218,6 +230,7 @@ def bootstrap_interval(
     Resamples where the statistic is undefined are skipped (and counted): with fewer than half of them
     valid, there is no interval.
     """
+    n_boot = resample_count(n_resamples, n_boot)
     if n < 2 or n_boot < 1:
         return Interval(None, None, n_boot, 0)
     boot = resample.bootstrap(
@@ -276,15 +289,19 @@ def agreement(
     *,
     labels: Sequence[float] | None = None,
     judge_scores: Sequence[float] | None = None,
-    n_boot: int = 1000,
+    n_resamples: int | None = None,
     seed: int = 0,
+    n_boot: int | None = None,
 ) -> Agreement:
     """Every agreement statistic with its bootstrap 95% interval (one resample set for all of them).
 
     `human` and `judge` are labels on one scale (`labels`: the whole scale, so that the weighted kappa
     weighs grade distances; default: the labels seen). `judge_scores`, when given, are the judge's raw
-    values (before mapping to the scale) and the rank correlations use them instead of `judge`.
+    values (before mapping to the scale) and the rank correlations use them instead of `judge`. The
+    intervals: 1,000 resamples of the items unless `n_resamples` says otherwise (`n_boot` is its deprecated
+    old name), seeded by `seed`.
     """
+    n_boot = resample_count(n_resamples, n_boot)
     _same_length(human, judge)
     labs, ih, ij = encode(human, judge, labels)
     k = len(labs)
@@ -313,7 +330,7 @@ def agreement(
     everything = np.arange(n, dtype=np.int64)
 
     def ci(stat: Callable[[IntArray], float | None]) -> list[float | None]:
-        return bootstrap_interval(stat, n, n_boot=n_boot, seed=seed).as_list()
+        return bootstrap_interval(stat, n, n_resamples=n_boot, seed=seed).as_list()
 
     kappa = kap(everything)
     return Agreement(

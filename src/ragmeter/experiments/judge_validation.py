@@ -23,7 +23,13 @@ from typing import Any, Literal
 import numpy as np
 
 from ragmeter.errors import InputError
-from ragmeter.experiments.agreement import agreement, bootstrap_interval, kendall_tau, spearman
+from ragmeter.experiments.agreement import (
+    agreement,
+    bootstrap_interval,
+    kendall_tau,
+    resample_count,
+    spearman,
+)
 from ragmeter.llm.base import LLMClient
 from ragmeter.models import EvalDataset, EvalQuery, MetricResult
 
@@ -205,7 +211,7 @@ def build_report(
     usage: Mapping[str, Any],
     seconds: float,
     scale: tuple[float, float] | None = None,
-    n_boot: int = 1000,
+    n_resamples: int = 1000,
     seed: int = 42,
 ) -> ValidationReport:
     """Compare the judge's results with the human labels (no model call here)."""
@@ -250,12 +256,12 @@ def build_report(
             [int(x) for x in j_ok],
             labels=hscale.labels,
             judge_scores=raw_ok,
-            n_boot=n_boot,
+            n_resamples=n_resamples,
             seed=seed,
         ).to_dict()
         notes.extend(stats.pop("notes"))
     elif h_ok:
-        stats = _correlations_only(h_ok, raw_ok, n_boot=n_boot, seed=seed)
+        stats = _correlations_only(h_ok, raw_ok, n_resamples=n_resamples, seed=seed)
     else:
         stats = _empty_stats(0)
         notes.append("no judgment succeeded: nothing to compare")
@@ -282,17 +288,19 @@ def _empty_stats(n: int) -> dict[str, Any]:
     return stats
 
 
-def _correlations_only(human: list[float], raw: list[float], *, n_boot: int, seed: int) -> dict[str, Any]:
+def _correlations_only(
+    human: list[float], raw: list[float], *, n_resamples: int, seed: int
+) -> dict[str, Any]:
     h = np.asarray(human)
     s = np.asarray(raw)
     stats = _empty_stats(len(human))
     stats["spearman"] = spearman(h, s)
     stats["kendall"] = kendall_tau(h, s)
     stats["spearman_ci"] = bootstrap_interval(
-        lambda i: spearman(h[i], s[i]), len(human), n_boot=n_boot, seed=seed
+        lambda i: spearman(h[i], s[i]), len(human), n_resamples=n_resamples, seed=seed
     ).as_list()
     stats["kendall_ci"] = bootstrap_interval(
-        lambda i: kendall_tau(h[i], s[i]), len(human), n_boot=n_boot, seed=seed
+        lambda i: kendall_tau(h[i], s[i]), len(human), n_resamples=n_resamples, seed=seed
     ).as_list()
     return stats
 
@@ -306,9 +314,11 @@ async def validate_judge(
     seed: int = 42,
     concurrency: int = 8,
     scale: tuple[float, float] | None = None,
-    n_boot: int = 1000,
+    n_resamples: int | None = None,
+    n_boot: int | None = None,
 ) -> ValidationReport:
-    """Run the judge `metric` on the dataset's items labelled for it and report the agreement."""
+    """Run the judge `metric` on the dataset's items labelled for it and report the agreement (intervals:
+    1,000 resamples of the items unless `n_resamples` says otherwise; `n_boot` is its deprecated old name)."""
     from ragmeter.judges import check_judge_names
 
     if metric != RELEVANCE_JUDGE:
@@ -326,6 +336,6 @@ async def validate_judge(
         usage=llm.usage.model_dump(),
         seconds=seconds,
         scale=scale,
-        n_boot=n_boot,
+        n_resamples=resample_count(n_resamples, n_boot),
         seed=seed,
     )

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ragmeter.experiments.agreement import agreement, bootstrap_interval, kendall_tau
+from ragmeter.experiments.agreement import agreement, bootstrap_interval, kendall_tau, resample_count
 from ragmeter.experiments.qrels_provenance import judged_pairs, keep_pairs, restrict
 from ragmeter.experiments.tau_ap import tau_ap, tau_ap_variant
 from ragmeter.ir import Qrels, Run, evaluate, parse_measure
@@ -86,7 +86,7 @@ def _label_agreement(
         l_grades = [int(g >= llm_level) for g in l_grades]
     top = max(max(h_grades), max(l_grades), 1)
     scale = list(range(min(min(h_grades), min(l_grades), 0), top + 1))
-    agree = agreement(h_grades, l_grades, labels=scale, n_boot=n_boot, seed=seed).to_dict()
+    agree = agreement(h_grades, l_grades, labels=scale, n_resamples=n_boot, seed=seed).to_dict()
     labels = {k: agree[k] for k in ("kappa", "kappa_ci", "weighted_kappa", "weighted_kappa_ci")}
     labels.update(accuracy=agree["accuracy"], confusion=agree["confusion"], label_notes=agree["notes"])
     return labels
@@ -101,8 +101,9 @@ def meta_evaluate(
     relevance_level: int = 1,
     llm_relevant_grade: int | None = None,
     llm_pairs: set[tuple[str, str]] | frozenset[tuple[str, str]] | None = None,
-    n_boot: int = 1000,
+    n_resamples: int | None = None,
     seed: int = 0,
+    n_boot: int | None = None,
 ) -> MetaEvaluation:
     """Per-label agreement on the pairs both qrels judge, and the agreement of the system rankings.
 
@@ -110,7 +111,9 @@ def meta_evaluate(
     copied by a merge) are left out and counted. When the human qrels are binary and the LLM's graded, LLM grades
     are binarised at `llm_relevant_grade` (default 2) for the label agreement and for binary measures; graded
     measures (nDCG) keep every grade and the human relevance level. The Kendall tau interval resamples queries.
+    Intervals: 1,000 resamples unless `n_resamples` says otherwise (`n_boot` is its deprecated old name).
     """
+    n_boot = resample_count(n_resamples, n_boot)
     notes: list[str] = []
     excluded = 0
     if llm_pairs is not None:
@@ -178,7 +181,7 @@ def meta_evaluate(
         return kendall_tau(hm[:, idx].mean(axis=1), lm[:, idx].mean(axis=1))
 
     ci: list[float | None] = (
-        bootstrap_interval(boot_tau, len(query_ids), n_boot=n_boot, seed=seed).as_list()
+        bootstrap_interval(boot_tau, len(query_ids), n_resamples=n_boot, seed=seed).as_list()
         if len(names) >= 2
         else [None, None]
     )

@@ -36,6 +36,18 @@ def _delta(value: float | None, higher_is_better: bool, *, color: bool, digits: 
     return f"[green]{shown}[/green]" if better else f"[red]{shown}[/red]"
 
 
+def _strict_json(value: Any) -> Any:
+    """`value` with each infinite float as the string "inf" / "-inf" (an unbounded d_z end,
+    docs/experiments.md) and NaN as null: JSON has no such numbers."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {k: _strict_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_strict_json(v) for v in value]
+    return value
+
+
 def _dz(dz: float | None, ci: Sequence[float] | None) -> str:
     if dz is None:
         return "-"
@@ -142,7 +154,7 @@ class ComparisonReport:
             out["stability"] = self.stability
         if len(self.comparisons) == 1:
             out.update(self.comparisons[0])
-        return json.dumps(out, indent=2, default=str)
+        return json.dumps(_strict_json(out), indent=2, default=str)
 
     def _metric_rows(self, c: dict[str, Any], rich: bool) -> list[list[str]]:
         rows = []
