@@ -199,8 +199,8 @@ def method_line(cluster_by: str | None) -> str:
     if cluster_by is None:
         return "paired over queries: queries resampled (bootstrap), signs flipped per query, paired t-test"
     return (
-        f"clustered by {cluster_by}: clusters resampled (bootstrap), signs flipped per cluster, "
-        "cluster-robust t-test on clusters - 1 df"
+        f"clustered by {cluster_by}: clusters resampled (bootstrap; the mean's interval widened by "
+        "sqrt(G/(G-1)), d_z's not), signs flipped per cluster, cluster-robust t-test on clusters - 1 df"
     )
 
 

@@ -137,8 +137,9 @@ class ComparisonReport:
         from ragmeter.experiments.compare import method_line
 
         return (
-            f"{method_line(self.cluster_by)}; pairs with a value in both runs; bootstrap CI and permutation "
-            f"test with {self.resamples} samples (seed {self.seed}); d_z = mean / sd of B - A; MDE = smallest "
+            f"{method_line(self.cluster_by)}; pairs with a value in both runs; percentile bootstrap CIs and "
+            f"permutation test with {self.resamples} samples (seed {self.seed}); d_z = mean / sd of B - A (an "
+            "infinite end: too many resamples tie, the effect size is unbounded that way); MDE = smallest "
             "|B - A| this comparison detects at alpha 0.05, power 0.8; Holm-Bonferroni across metrics; bold "
             "p < 0.05; wins follow each metric's direction (`ragmeter metrics list`)"
         )
