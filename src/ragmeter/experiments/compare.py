@@ -86,7 +86,7 @@ def significance_rows(
     """compare_rows plus paired tests over the per-query values: 95% bootstrap CI of B - A, Cohen's d_z with
     its bootstrap interval, the minimum detectable effect (alpha 0.05, power 0.8), paired t-test, Fisher
     randomisation test and its Holm-Bonferroni adjustment across the metrics. With ``clusters`` every one
-    of them is the clustered form (`ragmeter.experiments.effects`)."""
+    of them is the clustered form (`ragmeter.stats.effects`)."""
     from ragmeter.experiments.significance import compare_results
 
     rows = compare_rows(a, b)

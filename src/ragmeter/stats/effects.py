@@ -56,11 +56,19 @@ def moments(d: FloatArray, weights: FloatArray) -> tuple[FloatArray, FloatArray,
     n = weights.sum(axis=1)
     mean = (weights @ d) / n
     dev = d[None, :] - mean[:, None]
-    var = (weights * dev * dev).sum(axis=1) / np.maximum(n - 1.0, 1.0)
+    var = np.einsum("ij,ij->i", weights * dev, dev) / np.maximum(n - 1.0, 1.0)
     low = np.where(drawn, d[None, :], np.inf).min(axis=1)
     high = np.where(drawn, d[None, :], -np.inf).max(axis=1)
-    tie = np.where(low == high, low, np.nan)
-    return mean, np.sqrt(var), tie
+    return mean, np.sqrt(var), np.where(low == high, low, np.nan)
+
+
+def drawn_moments(x: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """`moments` of resamples given as their drawn values, one resample per row of `x` (two-pass)."""
+    mean = x.mean(axis=1)
+    dev = x - mean[:, None]
+    var = np.einsum("ij,ij->i", dev, dev) / max(x.shape[1] - 1, 1)
+    low, high = x.min(axis=1), x.max(axis=1)
+    return mean, np.sqrt(var), np.where(low == high, low, np.nan)
 
 
 def dz_of(mean: FloatArray, sd: FloatArray, tie: FloatArray) -> FloatArray:
@@ -73,19 +81,45 @@ def dz_of(mean: FloatArray, sd: FloatArray, tie: FloatArray) -> FloatArray:
     return np.asarray(np.where(tied, tie_value, spread), dtype=np.float64)
 
 
-def _weights(idx: IntArray, codes: IntArray | None, g: int) -> FloatArray:
-    """Times each query is drawn: its own count, or its cluster's."""
-    counts = resample.unit_counts(idx, g)
-    # one path for both (a query is its own cluster): the same arithmetic gives the same bits
-    return counts[:, np.arange(g) if codes is None else codes]
+def _units(d: FloatArray, codes: IntArray | None) -> tuple[FloatArray, IntArray | None]:
+    """The differences by unit, and the codes still needed: none when every query is its own cluster
+    (then a resample is its drawn values, and the clustered and plain forms are the same arithmetic)."""
+    if codes is None:
+        return d, None
+    g = int(codes.max()) + 1
+    if g < d.size:
+        return d, codes
+    by_unit = np.empty_like(d)
+    by_unit[codes] = d
+    return by_unit, None
 
 
-def _resampled(d: FloatArray, codes: IntArray | None, g: int, idx: IntArray) -> tuple[FloatArray, ...]:
-    """`moments` of each resample in `idx`, a block of rows at a time (a clustered resample holds more
-    queries than clusters)."""
-    rows = max(1, resample.CHUNK_CELLS // max(1, d.size))
-    parts = [moments(d, _weights(idx[i : i + rows], codes, g)) for i in range(0, idx.shape[0], rows)]
-    return tuple(np.concatenate([p[k] for p in parts]) for k in range(3))
+def _resampled(d: FloatArray, codes: IntArray | None, idx: IntArray) -> tuple[FloatArray, ...]:
+    """`moments` of each resample in `idx` (rows of drawn unit indices). With clusters, from each cluster's
+    size, sum, mean, within-cluster sum of squares (two-pass) and extremes: a resample's sum of squares is
+    the drawn clusters' within parts plus their sizes times the squared distance of their means from the
+    resample's mean (no cancellation), and it ties when its clusters' extremes all meet."""
+    if codes is None:
+        return drawn_moments(d[idx])
+    g = int(codes.max()) + 1
+    size = np.bincount(codes, minlength=g).astype(np.float64)
+    total = np.bincount(codes, weights=d, minlength=g)
+    centre = total / size
+    within = np.bincount(codes, weights=(d - centre[codes]) ** 2, minlength=g)
+    low_c = np.full(g, np.inf)
+    high_c = np.full(g, -np.inf)
+    np.minimum.at(low_c, codes, d)
+    np.maximum.at(high_c, codes, d)
+    w = resample.unit_counts(idx, g)
+    n = w @ size
+    mean = (w @ total) / n
+    dev = centre[None, :] - mean[:, None]
+    ss = np.einsum("ij,ij->i", w * size * dev, dev) + w @ within
+    drawn = w > 0.0
+    low = np.where(drawn, low_c, np.inf).min(axis=1)
+    high = np.where(drawn, high_c, -np.inf).max(axis=1)
+    sd = np.sqrt(ss / np.maximum(n - 1.0, 1.0))
+    return mean, sd, np.where(low == high, low, np.nan)
 
 
 def resampled_moments(
@@ -94,9 +128,10 @@ def resampled_moments(
     """Mean and two-pass sd (ddof=1) of d in each of `n_resamples` bootstrap resamples of the clusters
     (queries when codes is None); nothing widened."""
     g = _n_units(d, codes)
+    units, needed = _units(d, codes)
 
     def stat(idx: IntArray) -> FloatArray:
-        mean, sd, _ = _resampled(d, codes, g, idx)
+        mean, sd, _ = _resampled(units, needed, idx)
         return np.stack([mean, sd], axis=1)
 
     draws = resample.bootstrap(stat, g, n_resamples=n_resamples, seed=seed).draws
@@ -133,9 +168,10 @@ def bootstrap_summary(
     if d.size == 0:
         return {"ci95": None, "ci95_method": None, "dz": None, "dz_ci95": None}
     g = _n_units(d, codes)
+    units, needed = _units(d, codes)
 
     def stat(idx: IntArray) -> FloatArray:
-        mean, sd, tie = _resampled(d, codes, g, idx)
+        mean, sd, tie = _resampled(units, needed, idx)
         return np.stack([mean, dz_of(mean, sd, tie)], axis=1)
 
     boot = resample.bootstrap(stat, g, n_resamples=n_resamples, seed=seed, confidence=confidence)
