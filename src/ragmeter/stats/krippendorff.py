@@ -9,9 +9,10 @@ pooled values.
 Alpha is computed from the coincidence matrix (Krippendorff, "Computing Krippendorff's alpha-reliability",
 2011): with C the items x values count matrix and m_u the number of values item u has (items with fewer than
 two take no part), o = C' diag(1 / (m - 1)) C minus its diagonal share; alpha = 1 - (n - 1) * sum(o * d2) /
-sum(n_c n_k d2), d2 the squared distance of the level of measurement (nominal: 0 for equal values, 1 otherwise; interval: (c - k)^2; ordinal: the
-squared count of pairable values from c to k less half of each end). A bootstrap resample of items is a
-weight per item, so each resample is one weighted product of the same count matrix.
+sum(n_c n_k d2), d2 the squared distance of the level of measurement (nominal: 0 for equal values, 1
+otherwise; interval: (c - k)^2; ordinal: the squared count of pairable values from c to k less half of each
+end); any other level is refused. A bootstrap resample of items (the one bootstrap, `ragmeter.stats.resample`)
+is a weight per item, so each resample is one weighted product of the same count matrix.
 """
 
 from __future__ import annotations
