@@ -44,7 +44,9 @@ def run_command(**params: Any) -> None:
     # The judge's timeout, retries and budget travel in the record (config.extra["judge_options"]):
     # this run, its resume and Ray workers build the judge from it the same way (ragmeter.run.rebuild).
     result = run_prepared(checked.prepared, **checked.run_options())
-    written = write_run_outputs(result, flags.output, flags.gates.thresholds)
+    written = write_run_outputs(
+        result, flags.output, flags.gates.thresholds, flaky_fails=flags.gates.flaky_fails
+    )
     if flags.output.fmt == "json":
         echo_json(result.model_dump(mode="json"))
     else:
@@ -55,11 +57,25 @@ def run_command(**params: Any) -> None:
     store.close()
     for note in written.notes:
         click.echo(note, err=True)
-    short = _fall_short(result, flags.gates.thresholds)
+    flaky = {name: g for name, g in result.gates_across_repeats.items() if g.flaky}
+    for line in flaky_lines(flaky, fails=flags.gates.flaky_fails):
+        click.echo(f"ragmeter: {line}", err=True)
+    stable = {m: t for m, t in flags.gates.thresholds.items() if m not in flaky}
+    short = _fall_short(result, stable)
+    if flags.gates.flaky_fails:
+        short += [f"{name}: flaky (--flaky fail)" for name in flaky]
     for line in short:
         click.echo(f"ragmeter: fail-under: {line}", err=True)
     if short:
         sys.exit(1)
+
+
+def flaky_lines(flaky: Mapping[str, Any], *, fails: bool) -> list[str]:
+    """A line for each flaky gate: why it is flaky, and what the exit code does with it."""
+    from ragmeter.score.flaky import flaky_line
+
+    then = "it fails the run (--flaky fail)" if fails else "left out of the exit code (--flaky skip)"
+    return [f"{flaky_line(name, g)}; {then}" for name, g in flaky.items()]
 
 
 def _fall_short(result: Any, thresholds: Mapping[str, float]) -> list[str]:

@@ -80,6 +80,7 @@ class CheckedRun:
             "executor": executor,
             "write_outputs": False,
             "gates": dict(flags.gates.thresholds),  # the pass line of a repeated judge's flip share
+            "flaky_tolerance": flags.gates.flaky_tolerance,
         }
 
 

@@ -11,7 +11,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from ragmeter.models import EvalConfig, EvalDataset, EvalRunResult, JudgeStability, QueryEvalResult
+from ragmeter.models import (
+    EvalConfig,
+    EvalDataset,
+    EvalRunResult,
+    GateAcrossRepeats,
+    JudgeStability,
+    QueryEvalResult,
+)
 from ragmeter.run.prepare import Prepared, validate
 from ragmeter.run.sequential import SequentialGate, gate_for_run, sequential_block
 
@@ -37,6 +44,8 @@ class RunOptions:
     write_outputs: bool = True
     # Gate thresholds {metric: value} (`--fail-under`): the pass line of a repeated judge's flip share
     gates: dict[str, float] = field(default_factory=dict)
+    # The share of repeat means on the other side of a gate above which the gate is flaky (score/flaky.py)
+    flaky_tolerance: float = 0.0
 
 
 def package_versions() -> dict[str, str]:
@@ -249,6 +258,7 @@ class _Run:
             models=models,
             context_k=p.record.context_k,
             correct_if=p.config.extra.get("correct_if"),
+            gates=self.opts.gates,
         )
         versions = {**package_versions(), **judge_versions(p)}
         earlier = p.resumed.sequential if p.resumed is not None else None
@@ -258,6 +268,9 @@ class _Run:
         stability = _stability(p, scored.per_query, self.opts.gates)
         if stability:
             scored.summary["stability"] = {n: s.model_dump(mode="json") for n, s in stability.items()}
+        across = _gates_across_repeats(p, scored.per_query, scored.aggregate, self.opts)
+        if across:
+            scored.summary["gates_across_repeats"] = {n: g.model_dump(mode="json") for n, g in across.items()}
         result = EvalRunResult(
             run_id=self.run_id,
             name=p.resumed.name if p.resumed is not None else self.opts.name,
@@ -278,6 +291,7 @@ class _Run:
             ppi=scored.ppi,
             sequential=sequential,
             stability=stability,
+            gates_across_repeats=across,
         )
         if self.store is not None and self.run_id is not None:
             self.store.put_metric_values(self.run_id, scored.run_level)
@@ -312,6 +326,18 @@ def _stability(
         thresholds=gates,
         seed=p.config.seed,
     )
+
+
+def _gates_across_repeats(
+    p: Prepared, per_query: list[QueryEvalResult], aggregate: dict[str, Any], opts: RunOptions
+) -> dict[str, GateAcrossRepeats]:
+    """Each gate on a metric judged in repeats, flaky or stable (ragmeter.score.flaky)."""
+    if p.record.repeat <= 1 or not opts.gates:
+        return {}
+    from ragmeter.score.flaky import gates_across_repeats
+
+    means = {name: s.mean for name, s in aggregate.items()}
+    return gates_across_repeats(per_query, means, opts.gates, tolerance=opts.flaky_tolerance)
 
 
 def judge_versions(p: Prepared) -> dict[str, str]:
