@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from ragmeter.llm.spend import SpendCapReached, SpendLedger, capped, spent_by_role
 from ragmeter.models import (
     EvalConfig,
     EvalDataset,
@@ -46,6 +47,10 @@ class RunOptions:
     gates: dict[str, float] = field(default_factory=dict)
     # The share of repeat means on the other side of a gate above which the gate is flaky (score/flaky.py)
     flaky_tolerance: float = 0.0
+    # Spend caps in USD (`--max-cost-usd`, `--max-judge-cost-usd`): the run stops, resumable, before an LLM
+    # request could take its spend past them (ragmeter.llm.spend); None: no cap
+    max_cost_usd: float | None = None
+    max_judge_cost_usd: float | None = None
 
 
 def package_versions() -> dict[str, str]:
@@ -150,6 +155,7 @@ class _Run:
         self.run_id: str | None = None
         self.results: dict[str, QueryEvalResult] = {}
         self.gate: SequentialGate | None = None  # --sequential: stops once every gate is decided
+        self.spend: dict[str, Any] | None = None  # under a spend cap: what the ledger counted
 
     def _start(self) -> datetime:
         p, store = self.p, self.store
@@ -218,7 +224,11 @@ class _Run:
         n_failed = sum(r.status == "failed" for r in self.results.values())
         progress = Progress(len(self.p.queries), len(self.results), n_failed, enabled=self.opts.progress)
 
+        ledger = self._ledger()
+
         def on_result(position: int, result: QueryEvalResult) -> bool:
+            if ledger is not None and result.query_id in ledger.refused_queries:
+                return True  # a call of this query was refused at the cap: not stored, evaluated on resume
             if self.store is not None and self.run_id is not None:
                 self.store.add_query_result(self.run_id, result, position=position)
             self.results[result.query_id] = result
@@ -227,10 +237,30 @@ class _Run:
 
         heartbeat = asyncio.create_task(self._heartbeat())
         try:
-            with progress:
+            with progress, capped(ledger):
                 await executor.execute(self.p.record, pending, on_result)
         finally:
             heartbeat.cancel()
+        if ledger is not None and ledger.refused_queries:
+            self.spend = ledger.as_json()
+            raise SpendCapReached(
+                f"stopped at the spend cap: {ledger.refusal}; {ledger.describe()}; "
+                f"{len(self.results)} of {len(self.p.queries)} queries stored; resume with a higher cap: "
+                f"`ragmeter run --resume {self.run_id} --max-cost-usd ...`"
+            )
+        if ledger is not None:
+            self.spend = ledger.as_json()
+
+    def _ledger(self) -> SpendLedger | None:
+        """The run's spend ledger under a cap; a resumed run's stored queries have spent already."""
+        opts = self.opts
+        if opts.max_cost_usd is None and opts.max_judge_cost_usd is None:
+            return None
+        ledger = SpendLedger(opts.max_cost_usd, opts.max_judge_cost_usd)
+        for result in self.results.values():
+            for role, cost in spent_by_role(result.usage).items():
+                ledger.spent[role] = ledger.spent.get(role, 0.0) + cost
+        return ledger
 
     async def _heartbeat(self) -> None:
         # Keeps the run visibly alive while slow queries are in flight and no result is written.
@@ -265,6 +295,10 @@ class _Run:
         sequential = sequential_block(self.gate, earlier, len(results), scored.usage)
         if sequential is not None:
             scored.summary["sequential"] = sequential
+        if (
+            self.spend is not None and scored.usage is not None
+        ):  # what the cap counted, judge and system apart
+            scored.usage["spend_cap"] = self.spend
         stability = _stability(p, scored.per_query, self.opts.gates)
         if stability:
             scored.summary["stability"] = {n: s.model_dump(mode="json") for n, s in stability.items()}
