@@ -113,6 +113,10 @@ def test_an_unpriced_model_under_a_cap_is_refused_and_nothing_is_stored(
     for bad in ("-1", "nan", "inf"):
         code, _, err = ragmeter_cli(*run_args(server.url, cli_env["db"], "--max-cost-usd", bad))
         assert code == 2 and "--max-cost-usd" in err and len(err.strip().splitlines()) == 1
+    for flags, named in ((("--pilot", "5"), "--pilot"), (("--estimate", "--pilot", "0"), "--pilot")):
+        code, _, err = ragmeter_cli(*run_args(server.url, cli_env["db"], *flags))
+        assert code == 2 and named in err and len(err.strip().splitlines()) == 1, err
+    assert server.requests == []
 
 
 def test_the_estimate_covers_the_full_cost_in_at_least_9_of_10_seeds(

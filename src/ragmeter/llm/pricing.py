@@ -137,3 +137,31 @@ def estimate_cost(
     if price is None:
         return None
     return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
+
+
+def price_table() -> dict[str, object]:
+    """The table in use: its version and date, the prices file (if any), and every entry with its source
+    ("built-in", "file", or "file, overrides built-in" where the file replaces a built-in price)."""
+    path = os.environ.get(PRICES_ENV) or None
+    from_file = file_prices()
+    rows: list[dict[str, object]] = []
+    for key in sorted(set(PRICES) | set(from_file)):
+        if key in from_file:
+            source = "file, overrides built-in" if key in PRICES else "file"
+            price = from_file[key]
+        else:
+            source, price = "built-in", PRICES[key]
+        row: dict[str, object] = {"model": key, "input_per_mtok": price[0], "output_per_mtok": price[1]}
+        row["source"] = source
+        if key in from_file and key in PRICES:
+            row["built_in"] = list(PRICES[key])
+        rows.append(row)
+    return {
+        "version": PRICES_VERSION,
+        "date": PRICES_DATE,
+        "unit": "USD per million tokens",
+        "file": path,
+        "precedence": "prices= (Python API) > the RAGMETER_LLM_PRICES file > built-in; then the exact model "
+        "name, else the longest key it starts with; no match: cost unknown (null), never 0",
+        "prices": rows,
+    }
