@@ -320,6 +320,26 @@ class JudgeStability(BaseModel):
     seeds: list[int | None] = Field(default_factory=list)  # seed of each repeat, by repeat index
 
 
+class GateAcrossRepeats(BaseModel):
+    """A `--fail-under` gate on a metric judged in repeats (ragmeter.score.flaky): the run mean of each
+    repeat, how many fall on the other side of the threshold from the run's verdict, that share with its
+    Wilson 95% interval, and whether the gate is flaky (share above the tolerance)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    threshold: float
+    higher_is_better: bool = True
+    verdict: Literal["pass", "fail"]  # the gate rule on the run's mean over all repeats
+    repeat_means: list[float | None]
+    other_side: int
+    repeats: int
+    share: float
+    share_ci95: tuple[float, float]
+    tolerance: float = 0.0
+    flaky: bool
+    method: str = "wilson"
+
+
 # Version of the run JSON (EvalRunResult). 1: the 0.1 format, no `schema_version` field (still read).
 # 2: schema_version, usage, record, per-query usage.
 RUN_SCHEMA_VERSION = 2
@@ -358,6 +378,9 @@ class EvalRunResult(BaseModel):
     sequential: dict[str, Any] | None = None
     # How far each judge metric agrees with itself across repeats (`run --repeat N`); empty for N = 1.
     stability: dict[str, JudgeStability] = Field(default_factory=dict)
+    # Each gate on a metric judged in repeats, flaky or stable (`run --repeat N --fail-under ...`); a flaky
+    # gate is left out of the exit code unless `--flaky fail` (ragmeter.score.flaky).
+    gates_across_repeats: dict[str, GateAcrossRepeats] = Field(default_factory=dict)
 
     def system_label(self) -> str:
         """What was evaluated, as lists show it: `builtin (hybrid)` only for the built-in pipeline; an

@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "view": "ragmeter.cli.view:view_command",
     "labels": "ragmeter.cli.labels:labels",
     "plan": "ragmeter.cli.plan:plan_command",
+    "prices": "ragmeter.cli.prices:prices_command",
 }
 
 

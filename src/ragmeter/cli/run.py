@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from ragmeter.cli.options import check_fail_under, db_option, echo_json, print_run
+from ragmeter.cli.run_cost import COST_OPTIONS
 from ragmeter.cli.run_generate import GENERATE_OPTIONS
 from ragmeter.cli.run_options import (
     GATE_OPTIONS,
@@ -28,7 +29,13 @@ from ragmeter.cli.settings import log_options, settings_options
 
 @click.command("run")
 @apply_options(
-    SYSTEM_OPTIONS, JUDGING_OPTIONS, OUTPUT_OPTIONS, GATE_OPTIONS, RESUME_OPTIONS, GENERATE_OPTIONS
+    SYSTEM_OPTIONS,
+    JUDGING_OPTIONS,
+    OUTPUT_OPTIONS,
+    GATE_OPTIONS,
+    RESUME_OPTIONS,
+    GENERATE_OPTIONS,
+    COST_OPTIONS,
 )
 @settings_options
 @log_options
@@ -37,14 +44,28 @@ def run_command(**params: Any) -> None:
     """Evaluate a system on a dataset: retrieval, answer and judge metrics, stored per query."""
     from ragmeter.cli.run_check import check_run
     from ragmeter.cli.run_outputs import write_run_outputs
+    from ragmeter.llm.spend import SpendCapReached
     from ragmeter.run.api import run_prepared
 
     checked = check_run(params)  # every flag, the config and the whole invocation, checked once
     flags, store = checked.flags, checked.store
+    flags.cost.check_prepared(checked.prepared)  # under a cap: every LLM priced, before anything is stored
+    if flags.cost.estimate:
+        from ragmeter.cli.run_estimate import estimate_command
+
+        estimate_command(checked)
+        return
     # The judge's timeout, retries and budget travel in the record (config.extra["judge_options"]):
     # this run, its resume and Ray workers build the judge from it the same way (ragmeter.run.rebuild).
-    result = run_prepared(checked.prepared, **checked.run_options())
-    written = write_run_outputs(result, flags.output, flags.gates.thresholds)
+    try:
+        result = run_prepared(checked.prepared, **checked.run_options())
+    except SpendCapReached as exc:  # stored as stopped (failed, resumable); exit 3: neither pass nor fail
+        store.close()
+        click.echo(f"ragmeter: {exc}", err=True)
+        sys.exit(3)
+    written = write_run_outputs(
+        result, flags.output, flags.gates.thresholds, flaky_fails=flags.gates.flaky_fails
+    )
     if flags.output.fmt == "json":
         echo_json(result.model_dump(mode="json"))
     else:
@@ -55,11 +76,25 @@ def run_command(**params: Any) -> None:
     store.close()
     for note in written.notes:
         click.echo(note, err=True)
-    short = _fall_short(result, flags.gates.thresholds)
+    flaky = {name: g for name, g in result.gates_across_repeats.items() if g.flaky}
+    for line in flaky_lines(flaky, fails=flags.gates.flaky_fails):
+        click.echo(f"ragmeter: {line}", err=True)
+    stable = {m: t for m, t in flags.gates.thresholds.items() if m not in flaky}
+    short = _fall_short(result, stable)
+    if flags.gates.flaky_fails:
+        short += [f"{name}: flaky (--flaky fail)" for name in flaky]
     for line in short:
         click.echo(f"ragmeter: fail-under: {line}", err=True)
     if short:
         sys.exit(1)
+
+
+def flaky_lines(flaky: Mapping[str, Any], *, fails: bool) -> list[str]:
+    """A line for each flaky gate: why it is flaky, and what the exit code does with it."""
+    from ragmeter.score.flaky import flaky_line
+
+    then = "it fails the run (--flaky fail)" if fails else "left out of the exit code (--flaky skip)"
+    return [f"{flaky_line(name, g)}; {then}" for name, g in flaky.items()]
 
 
 def _fall_short(result: Any, thresholds: Mapping[str, float]) -> list[str]:

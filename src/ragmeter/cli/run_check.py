@@ -4,10 +4,11 @@ the Prepared run that `ragmeter.run.run_prepared` runs without checking it again
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.cli.options import open_db
+from ragmeter.cli.run_cost import CostOptions
 from ragmeter.cli.run_generate import GenerateOptions
 from ragmeter.cli.run_options import (
     GateOptions,
@@ -37,6 +38,7 @@ class RunFlags:
     resume: ResumeOptions
     generate: GenerateOptions
     db: str | None = None
+    cost: CostOptions = field(default_factory=CostOptions)  # spend caps and --estimate (cli/run_cost.py)
 
     @classmethod
     def from_params(cls, p: Params) -> RunFlags:
@@ -57,6 +59,7 @@ class RunFlags:
             resume=ResumeOptions.from_params(p, system, settings),
             generate=GenerateOptions.from_params(p),
             db=p["db"],
+            cost=CostOptions.from_params(p),
         )
 
 
@@ -80,6 +83,8 @@ class CheckedRun:
             "executor": executor,
             "write_outputs": False,
             "gates": dict(flags.gates.thresholds),  # the pass line of a repeated judge's flip share
+            "flaky_tolerance": flags.gates.flaky_tolerance,
+            **flags.cost.run_options(),
         }
 
 

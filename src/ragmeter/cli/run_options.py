@@ -217,6 +217,20 @@ GATE_OPTIONS: list[Option] = [
     click.option(
         "--alpha", type=float, metavar="A", help="With --sequential: the chance of a wrong decision (0.05)."
     ),
+    click.option(
+        "--flaky",
+        type=click.Choice(["skip", "fail"]),
+        default=None,
+        help="With --repeat: a flaky gate is reported and left out of the exit code (skip, the default) "
+        "or fails it (fail).",
+    ),
+    click.option(
+        "--flaky-tolerance",
+        type=float,
+        metavar="SHARE",
+        help="With --repeat: a gate is flaky when more than this share of repeat means fall on the other "
+        "side of its threshold (default 0).",
+    ),
 ]
 
 
@@ -228,6 +242,8 @@ class GateOptions:
     thresholds: dict[str, float] = field(default_factory=dict)
     sequential: bool = False
     alpha: float = 0.05
+    flaky_fails: bool = False  # --flaky fail: a flaky gate fails the run (else it is left out of the verdict)
+    flaky_tolerance: float = 0.0
 
     @classmethod
     def from_params(cls, p: Params) -> GateOptions:
@@ -239,7 +255,18 @@ class GateOptions:
         if p["alpha"] is not None and not p["sequential"]:
             raise InputError("needs --sequential", source="--alpha")
         alpha = 0.05 if p["alpha"] is None else check_alpha(p["alpha"])
-        return cls(thresholds=thresholds, sequential=p["sequential"], alpha=alpha)
+        tolerance = p.get("flaky_tolerance")
+        if tolerance is not None and not 0.0 <= tolerance < 1.0:  # nan fails both comparisons
+            raise InputError(
+                f"must be a share from 0 to below 1, got {tolerance}", source="--flaky-tolerance"
+            )
+        return cls(
+            thresholds=thresholds,
+            sequential=p["sequential"],
+            alpha=alpha,
+            flaky_fails=p.get("flaky") == "fail",
+            flaky_tolerance=tolerance or 0.0,
+        )
 
     def extra(self) -> dict[str, Any]:
         """The config.extra entry of a sequential run (ragmeter.run.sequential.sequential_spec reads it)."""

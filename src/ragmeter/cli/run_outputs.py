@@ -26,7 +26,11 @@ class Written:
 
 
 def write_run_outputs(
-    result: EvalRunResult, output: OutputOptions, thresholds: Mapping[str, float]
+    result: EvalRunResult,
+    output: OutputOptions,
+    thresholds: Mapping[str, float],
+    *,
+    flaky_fails: bool = False,
 ) -> Written:
     """Write every output that `output` asks for. The JSON goes to -o, else the config's output (for a
     resume: the stored run's), else .ragmeter/runs/RUN_ID.json."""
@@ -38,7 +42,8 @@ def write_run_outputs(
     if output.junit_xml:
         from ragmeter.report.junit import gates_of_run, write_junit_xml
 
-        write_junit_xml(output.junit_xml, gates_of_run(result, thresholds), per_query=output.junit_per_query)
+        report = gates_of_run(result, thresholds, flaky_fails=flaky_fails)
+        write_junit_xml(output.junit_xml, report, per_query=output.junit_per_query)
         written.notes.append(f"JUnit XML: {output.junit_xml}")
     if output.mlflow_uri is not None:
         from ragmeter.integrations.mlflow import log_run

@@ -19,6 +19,7 @@ from ragmeter.llm.cache import ResponseCache
 from ragmeter.llm.logs import TRACE
 from ragmeter.llm.pricing import estimate_cost
 from ragmeter.llm.sampling import current as current_resample
+from ragmeter.llm.spend import SpendRefused
 from ragmeter.llm.types import (
     BudgetExceededError,
     LLMResponse,
@@ -271,9 +272,7 @@ class LLMClient:
                     # The SDK has its own timeout; this one catches anything that slips past it. A
                     # timeout scope, unlike wait_for, wraps no extra task around each call.
                     async with asyncio.timeout(self.timeout + 5.0):
-                        raw = await self._send(
-                            messages, json=json, max_tokens=limit, timeout=self.timeout, **sampling
-                        )
+                        raw = await self._send_capped(messages, json, limit, sampling)
                 return raw, attempts, started
             except TransientError as exc:
                 reason, retry_after = exc.reason, exc.retry_after
@@ -282,7 +281,9 @@ class LLMClient:
             except PermanentError as exc:
                 log.debug("llm call failed metric=%s query=%s: %s", metric, query_id, exc.reason)
                 raise LLMError(exc.reason) from None
-            except LLMError:
+            except LLMError as exc:
+                if isinstance(exc, SpendRefused):  # refused before it was sent
+                    self._meter.api_requests -= 1
                 raise
             except RagmeterError as exc:  # e.g. a missing extra: a clear reason, not a traceback
                 raise LLMError(str(exc)) from None
@@ -295,6 +296,29 @@ class LLMClient:
                 "llm retry %d in %.2f s metric=%s query=%s: %s", attempts, delay, metric, query_id, reason
             )
             await self.sleep(delay)
+
+    async def _send_capped(
+        self, messages: list[dict[str, str]], json: bool, limit: int, sampling: dict[str, float]
+    ) -> RawReply:
+        """One request, within the run's spend cap when it has one (ragmeter.llm.spend): its worst case
+        reserved first (or the request refused), then charged as the reply's cost, or in full if it failed."""
+        from ragmeter.llm import spend
+
+        ledger = spend.current()
+        if ledger is None:
+            return await self._send(messages, json=json, max_tokens=limit, timeout=self.timeout, **sampling)
+        role = spend.current_role()
+        worst = self._cost(TokenUsage(spend.estimate_input_tokens(messages), limit))
+        await ledger.reserve(role, worst, self.model)
+        assert worst is not None  # reserve refuses an unpriced model
+        charged = worst
+        try:
+            raw = await self._send(messages, json=json, max_tokens=limit, timeout=self.timeout, **sampling)
+            cost = self._cost(raw.usage)
+            charged = worst if cost is None else cost
+            return raw
+        finally:
+            ledger.settle(role, worst, charged)
 
     def _log(
         self, resp: LLMResponse, messages: list[dict[str, str]], metric: str | None, query_id: str | None

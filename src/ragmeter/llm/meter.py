@@ -32,9 +32,12 @@ class MeteredLLM:
         return getattr(self._client, name)
 
     async def complete(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+        from ragmeter.llm.spend import role
+
         label = kwargs.get("metric") or self._role
         try:
-            resp = await self._client.complete(messages, *args, **kwargs)
+            with role(self._role):  # the spend cap counts judge and system calls apart (llm/spend.py)
+                resp = await self._client.complete(messages, *args, **kwargs)
         except LLMError:
             meter = self._meter()
             if meter is not None:

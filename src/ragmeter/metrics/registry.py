@@ -26,6 +26,8 @@ from ragmeter.metrics.spec import Family, Interval, MetricSpec, ScoreInput, Stag
 _SPECS: dict[str, MetricSpec] = {}  # canonical name (or family template such as "ndcg@k") -> spec
 _ALIASES: dict[str, str] = {}
 _LATENCY = re.compile(r"^latency_([a-z0-9_]+)_ms$")
+# A per-query judge metric judged in repeats has its all-k pass beside its mean (ragmeter.score.flaky).
+_PASS_ALL = re.compile(r"^(.+)_pass_all$")
 
 # Modules that declare a family's records beside its code, each as a tuple `SPECS` of MetricSpec; light
 # modules (no model, no LLM client), imported by name because the registry sits below those families.
@@ -185,7 +187,31 @@ def _find(key: str) -> MetricSpec | None:
     m = _LATENCY.match(key)
     if m:
         return _SPECS["latency_ms"].with_name(key, parameters=(), description=f"{m.group(1)} stage latency")
+    m = _PASS_ALL.match(key)
+    base = _find(m.group(1)) if m else None
+    if base is not None and base.family == "judge" and base.stage == "query":
+        return _pass_all(base, key)
     return None
+
+
+def _pass_all(base: MetricSpec, name: str) -> MetricSpec:
+    """`<judge>_pass_all`: 1 when every repeat of a query passes (tau-bench's pass^k), else 0."""
+    what = f"1 when every repeat of {base.name} passes its threshold (pass^k), else 0; run --repeat N"
+    return base.with_name(
+        name,
+        parameters=(),
+        aliases=(),
+        range=(0.0, 1.0),
+        higher_is_better=True,
+        scale="0-1",
+        interval="wilson",
+        level="interval",
+        headline=0,
+        default=False,
+        plannable=False,
+        computed_by="ragmeter.score.flaky:pass_all_values",
+        description=what,
+    )
 
 
 def get(name: str, *, source: str = "metrics") -> MetricSpec:

@@ -75,14 +75,26 @@ class Gate:
     # A run that stopped early (--sequential): its gate's decision over all the queries, which the mean
     # of the queries it evaluated does not give.
     decided: bool | None = None
+    # A flaky gate (run --repeat N: its repeat means fall on both sides of the threshold) says why here; it
+    # is a `<skipped>` case, left out of the verdict, unless `flaky_fails` (`--flaky fail`): a failure.
+    flaky: str | None = None
+    flaky_fails: bool = False
+
+    @property
+    def skipped(self) -> bool:
+        return self.flaky is not None and not self.flaky_fails
 
     @property
     def passed(self) -> bool:
+        if self.flaky is not None:
+            return not self.flaky_fails
         if self.decided is not None:
             return self.decided
         return not falls_short(self.value, self.threshold, self.higher_is_better)
 
     def message(self) -> str:
+        if self.flaky is not None:
+            return self.flaky
         op = _op(not self.passed, self.higher_is_better)
         text = f"{self.metric} = {_num(self.value)} {op} {self.threshold:g}"
         return text if self.decided is None else f"{text} (sequential decision over all queries)"
@@ -116,7 +128,7 @@ class GateReport:
 
     @property
     def passed(self) -> bool:
-        return all(g.passed for g in self.gates)
+        return all(g.passed for g in self.gates)  # a skipped (flaky) gate counts as passed: it is not judged
 
 
 def _short_queries(
@@ -137,12 +149,16 @@ def _short_queries(
     return out
 
 
-def gates_of_run(result: EvalRunResult, thresholds: Mapping[str, float]) -> GateReport:
+def gates_of_run(
+    result: EvalRunResult, thresholds: Mapping[str, float], *, flaky_fails: bool = False
+) -> GateReport:
     """Gates over a ragmeter run (`EvalRunResult`); thresholds name metrics of `result.aggregate`.
 
     A metric absent from the run is a gate with no value (it fails); the CLI rejects such names first.
+    A flaky gate (`result.gates_across_repeats`) is skipped with the reason, or fails with `flaky_fails`.
     """
     from ragmeter.metrics import higher_is_better
+    from ragmeter.score.flaky import flaky_line
 
     stopped = result.sequential if result.sequential and result.sequential.get("stopped_early") else {}
     gates = []
@@ -151,7 +167,10 @@ def gates_of_run(result: EvalRunResult, thresholds: Mapping[str, float]) -> Gate
         mean, n, n_null = (s.mean, s.n, s.n_null) if s else (None, 0, 0)
         word = (stopped.get("gates") or {}).get(metric, {}).get("decision")
         decided = None if word not in ("pass", "fail") else word == "pass"
-        gates.append(Gate(metric, threshold, mean, n, n_null, higher_is_better(metric), decided))
+        across = result.gates_across_repeats.get(metric)
+        flaky = flaky_line(metric, across) if across is not None and across.flaky else None
+        hib = higher_is_better(metric)
+        gates.append(Gate(metric, threshold, mean, n, n_null, hib, decided, flaky, flaky_fails))
     rows = [
         (q.query_id, {k: m.value for k, m in q.metrics.items()}, {k: m.error for k, m in q.metrics.items()})
         for q in result.per_query
@@ -202,7 +221,7 @@ def _count(suite: ET.Element) -> tuple[int, int]:
     suite.set("tests", str(len(cases)))
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))
-    suite.set("skipped", "0")
+    suite.set("skipped", str(sum(1 for c in cases if c.find("skipped") is not None)))
     return failures, errors
 
 
@@ -242,6 +261,10 @@ def junit_xml(
     suite = _suite(root, f"{name}.gates", stamp, report.properties)
     for gate in report.gates:
         problem = None if gate.passed else ("failure", "threshold", gate.message())
+        if gate.skipped:
+            problem = ("skipped", "flaky", gate.message())
+        elif gate.flaky is not None:
+            problem = ("failure", "flaky", gate.message())
         _case(suite, f"{name}.gates", gate.metric, _gate_detail(gate), problem)
     suites = [suite]
     if per_query:

@@ -11,7 +11,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from ragmeter.models import EvalConfig, EvalDataset, EvalRunResult, JudgeStability, QueryEvalResult
+from ragmeter.llm.spend import SpendCapReached, SpendLedger, capped, spent_by_role
+from ragmeter.models import (
+    EvalConfig,
+    EvalDataset,
+    EvalRunResult,
+    GateAcrossRepeats,
+    JudgeStability,
+    QueryEvalResult,
+)
 from ragmeter.run.prepare import Prepared, validate
 from ragmeter.run.sequential import SequentialGate, gate_for_run, sequential_block
 
@@ -37,6 +45,12 @@ class RunOptions:
     write_outputs: bool = True
     # Gate thresholds {metric: value} (`--fail-under`): the pass line of a repeated judge's flip share
     gates: dict[str, float] = field(default_factory=dict)
+    # The share of repeat means on the other side of a gate above which the gate is flaky (score/flaky.py)
+    flaky_tolerance: float = 0.0
+    # Spend caps in USD (`--max-cost-usd`, `--max-judge-cost-usd`): the run stops, resumable, before an LLM
+    # request could take its spend past them (ragmeter.llm.spend); None: no cap
+    max_cost_usd: float | None = None
+    max_judge_cost_usd: float | None = None
 
 
 def package_versions() -> dict[str, str]:
@@ -141,6 +155,7 @@ class _Run:
         self.run_id: str | None = None
         self.results: dict[str, QueryEvalResult] = {}
         self.gate: SequentialGate | None = None  # --sequential: stops once every gate is decided
+        self.spend: dict[str, Any] | None = None  # under a spend cap: what the ledger counted
 
     def _start(self) -> datetime:
         p, store = self.p, self.store
@@ -209,7 +224,11 @@ class _Run:
         n_failed = sum(r.status == "failed" for r in self.results.values())
         progress = Progress(len(self.p.queries), len(self.results), n_failed, enabled=self.opts.progress)
 
+        ledger = self._ledger()
+
         def on_result(position: int, result: QueryEvalResult) -> bool:
+            if ledger is not None and result.query_id in ledger.refused_queries:
+                return True  # a call of this query was refused at the cap: not stored, evaluated on resume
             if self.store is not None and self.run_id is not None:
                 self.store.add_query_result(self.run_id, result, position=position)
             self.results[result.query_id] = result
@@ -218,10 +237,30 @@ class _Run:
 
         heartbeat = asyncio.create_task(self._heartbeat())
         try:
-            with progress:
+            with progress, capped(ledger):
                 await executor.execute(self.p.record, pending, on_result)
         finally:
             heartbeat.cancel()
+        if ledger is not None and ledger.refused_queries:
+            self.spend = ledger.as_json()
+            raise SpendCapReached(
+                f"stopped at the spend cap: {ledger.refusal}; {ledger.describe()}; "
+                f"{len(self.results)} of {len(self.p.queries)} queries stored; resume with a higher cap: "
+                f"`ragmeter run --resume {self.run_id} --max-cost-usd ...`"
+            )
+        if ledger is not None:
+            self.spend = ledger.as_json()
+
+    def _ledger(self) -> SpendLedger | None:
+        """The run's spend ledger under a cap; a resumed run's stored queries have spent already."""
+        opts = self.opts
+        if opts.max_cost_usd is None and opts.max_judge_cost_usd is None:
+            return None
+        ledger = SpendLedger(opts.max_cost_usd, opts.max_judge_cost_usd)
+        for result in self.results.values():
+            for role, cost in spent_by_role(result.usage).items():
+                ledger.spent[role] = ledger.spent.get(role, 0.0) + cost
+        return ledger
 
     async def _heartbeat(self) -> None:
         # Keeps the run visibly alive while slow queries are in flight and no result is written.
@@ -249,15 +288,23 @@ class _Run:
             models=models,
             context_k=p.record.context_k,
             correct_if=p.config.extra.get("correct_if"),
+            gates=self.opts.gates,
         )
         versions = {**package_versions(), **judge_versions(p)}
         earlier = p.resumed.sequential if p.resumed is not None else None
         sequential = sequential_block(self.gate, earlier, len(results), scored.usage)
         if sequential is not None:
             scored.summary["sequential"] = sequential
+        if (
+            self.spend is not None and scored.usage is not None
+        ):  # what the cap counted, judge and system apart
+            scored.usage["spend_cap"] = self.spend
         stability = _stability(p, scored.per_query, self.opts.gates)
         if stability:
             scored.summary["stability"] = {n: s.model_dump(mode="json") for n, s in stability.items()}
+        across = _gates_across_repeats(p, scored.per_query, scored.aggregate, self.opts)
+        if across:
+            scored.summary["gates_across_repeats"] = {n: g.model_dump(mode="json") for n, g in across.items()}
         result = EvalRunResult(
             run_id=self.run_id,
             name=p.resumed.name if p.resumed is not None else self.opts.name,
@@ -278,6 +325,7 @@ class _Run:
             ppi=scored.ppi,
             sequential=sequential,
             stability=stability,
+            gates_across_repeats=across,
         )
         if self.store is not None and self.run_id is not None:
             self.store.put_metric_values(self.run_id, scored.run_level)
@@ -312,6 +360,18 @@ def _stability(
         thresholds=gates,
         seed=p.config.seed,
     )
+
+
+def _gates_across_repeats(
+    p: Prepared, per_query: list[QueryEvalResult], aggregate: dict[str, Any], opts: RunOptions
+) -> dict[str, GateAcrossRepeats]:
+    """Each gate on a metric judged in repeats, flaky or stable (ragmeter.score.flaky)."""
+    if p.record.repeat <= 1 or not opts.gates:
+        return {}
+    from ragmeter.score.flaky import gates_across_repeats
+
+    means = {name: s.mean for name, s in aggregate.items()}
+    return gates_across_repeats(per_query, means, opts.gates, tolerance=opts.flaky_tolerance)
 
 
 def judge_versions(p: Prepared) -> dict[str, str]:

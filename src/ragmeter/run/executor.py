@@ -15,6 +15,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
+from ragmeter.llm.spend import for_query
 from ragmeter.models import EvalDataset, EvalQuery, QueryEvalResult
 from ragmeter.records import RunRecord
 from ragmeter.run.loop import QueryWorker
@@ -81,6 +82,7 @@ class LocalExecutor:
                     position, query = queue.get_nowait()
                 except asyncio.QueueEmpty:
                     return
+                for_query(query.query_id)  # a request refused at a spend cap marks this query
                 result = await worker.evaluate(query)
                 if await deliver(on_result, position, result):
                     stop.set()

@@ -50,9 +50,11 @@ async def score_run(
     models: Mapping[str, str | None] | None = None,
     context_k: int = 5,
     correct_if: str | None = None,
+    gates: Mapping[str, float] | None = None,
 ) -> Scored:
     """Run-level metrics of `results` (in the order of `queries`), then aggregates and notes; the failure
-    classes last, as they read the other metrics (`correct_if`: ragmeter.score.classes.parse_rule)."""
+    classes last, as they read the other metrics (`correct_if`: ragmeter.score.classes.parse_rule). `gates`
+    ({metric: threshold}) are the pass lines of a repeated judge's all-k pass (ragmeter.score.flaky)."""
     from ragmeter.score.aggregate import aggregate_metrics
     from ragmeter.score.ppi import run_ppi
     from ragmeter.score.usage import run_usage
@@ -64,6 +66,11 @@ async def score_run(
         total_scores(results, grades_of(results), out=level)
     if plan.semantic:
         await asyncio.to_thread(semantic_scores, results, by_id, out=level)
+    if any(r.repeats for r in results):  # judged in repeats: each query's all-k pass beside its mean
+        from ragmeter.score.flaky import pass_all_values
+
+        for query_id, passes in pass_all_values(results, gates).items():
+            level.values.setdefault(query_id, {}).update(passes)
     per_query = [merge_metrics(r, level.values.get(r.query_id, {})) for r in results]
     if plan.diagnosis:
         from ragmeter.score.classes import class_values
