@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragmeter.metrics.aggregate import wilson
+from ragmeter.stats.intervals import wilson
 from ragmeter.models import MetricResult, QueryEvalResult
 from ragmeter.score.flaky import gates_across_repeats, pass_all_values, repeat_means
 

@@ -79,7 +79,7 @@ def _unknown_note(results: Sequence[QueryEvalResult], role: str) -> str:
 
 def spend_estimate(costs: Sequence[float], full: int) -> SpendEstimate:
     """The full run's total from per-query costs of a pilot drawn without replacement from `full` queries."""
-    from ragmeter.score.ppi_mean import t_quantile
+    from ragmeter.stats.intervals import t_quantile
 
     n = len(costs)
     mean = math.fsum(costs) / n

@@ -88,7 +88,7 @@ def gates_across_repeats(
     """Each gate on a metric judged in repeats: its repeat means, the share of them on the other side of
     the threshold from the run's verdict with a Wilson 95% interval, and whether the gate is flaky."""
     import ragmeter.metrics as rm
-    from ragmeter.metrics.aggregate import wilson
+    from ragmeter.stats.intervals import wilson
 
     out: dict[str, GateAcrossRepeats] = {}
     for name, threshold in gates.items():
