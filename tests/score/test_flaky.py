@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from ragmeter.stats.intervals import wilson
 from ragmeter.models import MetricResult, QueryEvalResult
 from ragmeter.score.flaky import gates_across_repeats, pass_all_values, repeat_means
+from ragmeter.stats.intervals import wilson
 
 
 def _query(qid: str, name: str, values: list[float | None]) -> QueryEvalResult:
