@@ -115,9 +115,12 @@ def test_ppi_uses_queue_labels_only_and_validation_uses_all(store: Store) -> Non
     assert {i["id"] for i in report["items"]} == set(queue) | set(browse)
 
 
+BASE = "http://127.0.0.1"  # a loopback Host, and the Origin of this server's own pages
+
+
 def _client(store: Store, annotator: str = "ann") -> tuple[TestClient, AnnotatingViewer]:
     viewer = AnnotatingViewer(store, annotator=annotator)
-    return TestClient(create_app(viewer, extra_routes=annotate_routes(viewer))), viewer
+    return TestClient(create_app(viewer, extra_routes=annotate_routes(viewer)), base_url=BASE, headers={"Origin": BASE}), viewer
 
 
 def test_post_needs_csrf_checks_values_and_versions(store: Store) -> None:
