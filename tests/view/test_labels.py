@@ -154,7 +154,7 @@ def test_post_needs_csrf_checks_values_and_versions(store: Store) -> None:
     assert r.status_code == 409 and n_rows(store) == 1
     assert 'id="theirs">0.5000' in r.text and 'id="yours">1.0000' in r.text
     page = client.get(f"/runs/{run_id}/query?id=q00001").text
-    assert 'labelled <span class="current">0.5000</span> by ann (browse)' in page
+    assert 'labelled <span class="current">0.5000</span> by <bdi>ann (browse)</bdi>' in page
 
 
 def test_queue_is_seeded_and_moves_on(store: Store) -> None:

@@ -84,6 +84,7 @@ class AnnotatingViewer(Viewer):
                 {
                     "metric": m,
                     "judge": data.fmt(q.metrics[m].value),
+                    "has_judge": q.metrics[m].value is not None,
                     "scale": rm.get(m).scale,
                     **state(ans[m]),
                 }
