@@ -20,11 +20,11 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
 
 
 @contextmanager
-def browser() -> Iterator[Any]:
+def browser(*extra_args: str) -> Iterator[Any]:
     sync_api = pytest.importorskip("playwright.sync_api")
     path = chromium_binary()  # the report's browser test finds Chromium the same way
     with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=path, args=ARGS)
+        b = p.chromium.launch(executable_path=path, args=[*ARGS, *extra_args])
         try:
             yield b
         finally:
