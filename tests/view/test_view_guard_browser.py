@@ -103,11 +103,12 @@ def test_tex_and_rtl_names_answer_200_and_rtl_stays_inside(stored: tuple[str, di
             assert response is not None and response.status == 200, path
             assert not pwned(page)
         page.goto(f"{base}/runs/{r}")
-        assert RTL in page.locator("#run-line").inner_text()
+        line = "main > p.wrap"  # the run's summary line: name · status · dataset · system · ...
+        assert page.locator(line).first.inner_text().startswith(RTL)
         # the rest of the summary line still reads left to right, after the name's box
-        assert left_to_right(page, "#run-line", "completed")
+        assert left_to_right(page, line, "completed")
         name_right = page.evaluate("document.querySelector('#run-line bdi').getBoundingClientRect().right")
-        assert name_right <= page.evaluate(CHAR_XS, ["#run-line", "completed"])[0]
+        assert name_right <= page.evaluate(CHAR_XS, [line, "completed"])[0]
         page.goto(f"{base}/compare?run={a}&run={r}")
         assert left_to_right(page, "main", "changed)")
         assert page.locator("figure[data-plot='forest'] img").count() == 1
@@ -131,7 +132,7 @@ def test_bundle_from_file_has_its_csp_and_no_absolute_path(tmp_path: Path) -> No
             assert policy is not None and "script-src 'self'" in policy and "default-src 'none'" in policy
             html = page.content()
             assert secret not in html and "/home/" not in html and str(tmp_path) not in html
-        assert "data.jsonl" in page.locator("#run-line").inner_text()
+        assert "data.jsonl" in page.locator("main > p.wrap").first.inner_text()
         page.wait_for_selector("html[data-bundle-ready='1']")  # the bundle's own script runs under the CSP
         assert page.locator("#bundle-queries tbody tr").count() == 5
         # an inline script (what a payload that escaping missed would be) does not run
@@ -141,4 +142,4 @@ def test_bundle_from_file_has_its_csp_and_no_absolute_path(tmp_path: Path) -> No
             " document.body.appendChild(s); }"
         )
         assert not pwned(page)
-        assert left_to_right(page, "#run-line", "completed")
+        assert left_to_right(page, "main > p.wrap", "completed")
