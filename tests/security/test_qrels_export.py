@@ -18,7 +18,12 @@ ROOT = Path(__file__).resolve().parents[2]
 def ragmeter(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     return subprocess.run(
-        [sys.executable, "-m", "ragmeter", *args], capture_output=True, text=True, env=env, timeout=120, check=False
+        [sys.executable, "-m", "ragmeter", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
     )
 
 

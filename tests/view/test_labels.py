@@ -120,7 +120,9 @@ BASE = "http://127.0.0.1"  # a loopback Host, and the Origin of this server's ow
 
 def _client(store: Store, annotator: str = "ann") -> tuple[TestClient, AnnotatingViewer]:
     viewer = AnnotatingViewer(store, annotator=annotator)
-    return TestClient(create_app(viewer, extra_routes=annotate_routes(viewer)), base_url=BASE, headers={"Origin": BASE}), viewer
+    return TestClient(
+        create_app(viewer, extra_routes=annotate_routes(viewer)), base_url=BASE, headers={"Origin": BASE}
+    ), viewer
 
 
 def test_post_needs_csrf_checks_values_and_versions(store: Store) -> None:

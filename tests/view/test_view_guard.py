@@ -64,7 +64,9 @@ def routes(a: str, b: str) -> list[tuple[str, str]]:
     ]
 
 
-def test_a_foreign_host_gets_403_on_every_route_and_loopback_names_are_served(db: tuple[str, str, str]) -> None:
+def test_a_foreign_host_gets_403_on_every_route_and_loopback_names_are_served(
+    db: tuple[str, str, str],
+) -> None:
     path, a, b = db
     with serve(path, *ANNOTATE) as base:
         port = urlsplit(base).port
@@ -130,7 +132,9 @@ def test_label_post_needs_the_token_and_the_same_origin(tmp_path: Path) -> None:
         assert status == 303, status
         # no usable Origin, but the browser says same-origin: accepted (version 1 now)
         again = urlencode({**form, "csrf": csrf, "version": "1", "value": "0"})
-        status, _, _ = call(base, "/labels", method="POST", body=again, Origin="null", Sec_Fetch_Site="same-origin")
+        status, _, _ = call(
+            base, "/labels", method="POST", body=again, Origin="null", Sec_Fetch_Site="same-origin"
+        )
         assert status == 303
         huge = urlencode({**form, "csrf": csrf, "version": "9" * 31})
         assert call(base, "/labels", method="POST", body=huge, Origin=own)[0] == 400

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -43,7 +44,7 @@ CHAR_XS = """([sel, word]) => {
 def left_to_right(page: Any, sel: str, word: str) -> bool:
     xs = page.evaluate(CHAR_XS, [sel, word])
     assert xs is not None, (sel, word)
-    return all(a < b for a, b in zip(xs, xs[1:], strict=False))
+    return all(a < b for a, b in pairwise(xs))
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +77,9 @@ def test_a_rebound_name_gets_403_and_the_page_form_stores_a_label(tmp_path: Path
             doc = form.get_attribute("data-doc")
             with page.expect_request(lambda r: r.url.endswith("/labels")) as sent:
                 form.locator("button[value='1']").click()
-            assert sent.value.headers.get("origin") == f"http://localhost:{port}"  # Referrer-Policy same-origin
+            assert (
+                sent.value.headers.get("origin") == f"http://localhost:{port}"
+            )  # Referrer-Policy same-origin
             assert page.url.endswith("id=q00001")
             assert form.locator(".current").inner_text() == "1"
     with open_store(db, sweep=False) as store:

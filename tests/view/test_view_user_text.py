@@ -69,7 +69,7 @@ def test_plots_draw_names_as_typed(stored: tuple[str, dict[str, str]]) -> None:
     with open_store(url, sweep=False) as store:
         runs = [store.get_run(ids["dollar"]), store.get_run(ids["both"])]
     plots = report_figures(runs, compare_with_first(runs, n_resamples=200))
-    assert [p.name for p in plots][0] == "forest"
+    assert plots[0].name == "forest"
     for plot in plots:
         plot.figure.savefig(io.BytesIO(), format="png")  # a mathtext parse error raised here before
         texts = [t for t in plot.figure.findobj(Text) if "$" in t.get_text()]
@@ -86,7 +86,9 @@ def test_agree_only_where_the_judge_has_a_value(tmp_path: Path) -> None:
         null_page = client.get(f"/runs/{run_id}/query?id=q00003").text  # factuality is null (judge timed out)
         valued = client.get(f"/runs/{run_id}/query?id=q00002").text
     assert 'class="agree"' not in null_page and "no judge value to agree with" in null_page
-    assert 'form method="post" action="/labels" class="label-form answer-label"' in null_page  # still labelable
+    assert (
+        'form method="post" action="/labels" class="label-form answer-label"' in null_page
+    )  # still labelable
     m = re.search(r'name="value" value="([0-9.]+)" class="agree"', valued)
     assert m is not None and float(m.group(1)) >= 0
 
@@ -107,7 +109,9 @@ def test_bundle_has_a_csp_meta_and_no_absolute_path(tmp_path: Path) -> None:
         meta = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', head)
         assert meta is not None, name
         policy = meta.group(1).replace("&#39;", "'")
-        assert "default-src 'none'" in policy and "script-src 'self'" in policy and "style-src 'self'" in policy
+        assert (
+            "default-src 'none'" in policy and "script-src 'self'" in policy and "style-src 'self'" in policy
+        )
         assert head.index("Content-Security-Policy") < head.index("stylesheet")
         assert secret_dir not in page and "/home/" not in page and str(Path.cwd()) not in page
     index = (out / "index.html").read_text("utf-8")

@@ -162,9 +162,11 @@ def _check_qrels_ids(query_id: str, doc_id: str, n: int) -> None:
     """TREC qrels are whitespace-separated fields on one line: an id with whitespace would not read back, and
     one with a line break would forge a line. Such a label is refused before anything is written."""
     for field, value in (("query id", query_id), ("doc id", doc_id)):
-        bad = next((c for c in value if c.isspace() or unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")), None)
+        bad = next(
+            (c for c in value if c.isspace() or unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")), None
+        )
         if not value or bad is not None:
-            what = "is empty" if not value else f"holds {unicodedata.name(bad, repr(bad))}"
+            what = "is empty" if bad is None else f"holds {unicodedata.name(bad, repr(bad))}"
             raise InputError(
                 f"relevance label {n} (query {query_id[:60]!r}, doc {doc_id[:60]!r}): the {field} {what}, "
                 "which TREC qrels cannot carry; export it with --format json",
