@@ -33,7 +33,13 @@ def test_loopback_guard_answers_loopback_names_only() -> None:
     guard = Guard.for_bind("127.0.0.1")
     for ok in ("127.0.0.1:1", "localhost:9000", "[::1]:8765", "localhost"):
         assert guard.host_allowed(ok), ok
-    for bad in ("evil.example:8765", "127.0.0.2", "127.0.0.1.evil.example", "localhost.evil.example", "[::2]"):
+    for bad in (
+        "evil.example:8765",
+        "127.0.0.2",
+        "127.0.0.1.evil.example",
+        "localhost.evil.example",
+        "[::2]",
+    ):
         assert not guard.host_allowed(bad), bad
     assert guard.token is None
 

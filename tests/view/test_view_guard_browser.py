@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from browser import ROOT, browser, pwned, serve
+from browser import ROOT, browser, pwned, serve, serve_printed
 from view_store import add_run
 
 from ragmeter.store import open_store
@@ -85,6 +85,24 @@ def test_a_rebound_name_gets_403_and_the_page_form_stores_a_label(tmp_path: Path
     with open_store(db, sweep=False) as store:
         labels = all_labels(store.engine, run_id=None, history=True)
     assert [(lab.item.doc_id, lab.value, lab.annotator) for lab in labels] == [(doc, 1.0, "ann")]
+
+
+def test_the_printed_token_url_logs_the_browser_in(stored: tuple[str, dict[str, str]]) -> None:
+    db, ids = stored
+    with serve_printed(db, "--host", "0.0.0.0") as (base, line), browser() as b:
+        url = line.split()[2]
+        assert "?token=" in url
+        stranger = b.new_context().new_page()
+        response = stranger.goto(f"{base}/runs/{ids['rtl']}")
+        assert response is not None and response.status == 401
+        page = b.new_context().new_page()
+        response = page.goto(url)
+        assert response is not None and response.status == 200
+        assert page.url == base + "/"  # the token left the address bar
+        cookie = next(c for c in page.context.cookies() if c["name"] == "ragmeter_token")
+        assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+        page.click(f"a.run-link:text-is('{ids['rtl']}')")
+        assert page.url.endswith(f"/runs/{ids['rtl']}") and page.locator("main > p.wrap").count() > 0
 
 
 def test_tex_and_rtl_names_answer_200_and_rtl_stays_inside(stored: tuple[str, dict[str, str]]) -> None:
