@@ -189,6 +189,12 @@ def test_beyond_loopback_warns_who_can_read_and_write(db: tuple[str, str, str]) 
     assert "has the token can read the store and write labels as ann" in err
     proc = subprocess.run([*cmd, "--token", "short"], env=env, text=True, capture_output=True, check=False)
     assert proc.returncode == 2 and proc.stderr.startswith("ragmeter: error: --token")
+    assert len(proc.stderr.strip().splitlines()) == 1
+    proc = subprocess.run([*cmd, "--allow-host", "a b"], env=env, text=True, capture_output=True, check=False)
+    assert (
+        proc.returncode == 2
+        and proc.stderr.strip() == "ragmeter: error: --allow-host: not a host name: 'a b'"
+    )
 
 
 def test_numeric_parameters_are_bounded(db: tuple[str, str, str]) -> None:
