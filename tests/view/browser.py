@@ -20,11 +20,11 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
 
 
 @contextmanager
-def browser() -> Iterator[Any]:
+def browser(*extra_args: str) -> Iterator[Any]:
     sync_api = pytest.importorskip("playwright.sync_api")
     path = chromium_binary()  # the report's browser test finds Chromium the same way
     with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=path, args=ARGS)
+        b = p.chromium.launch(executable_path=path, args=[*ARGS, *extra_args])
         try:
             yield b
         finally:
@@ -34,6 +34,13 @@ def browser() -> Iterator[Any]:
 @contextmanager
 def serve(db: str, *extra: str) -> Iterator[str]:
     """`ragmeter view --db DB --port 0 ...` in a child process; yields its base URL; stops it after."""
+    with serve_printed(db, *extra) as (base, _):
+        yield base
+
+
+@contextmanager
+def serve_printed(db: str, *extra: str) -> Iterator[tuple[str, str]]:
+    """As serve, yielding (base URL, the first line the server printed: its URL, with a token if any)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     proc = subprocess.Popen(
         [sys.executable, "-m", "ragmeter", "view", "--db", db, "--port", "0", *extra],
@@ -51,7 +58,7 @@ def serve(db: str, *extra: str) -> Iterator[str]:
             raise AssertionError(
                 f"no URL from ragmeter view: {line!r} {proc.stderr.read() if proc.stderr else ''}"
             )
-        yield m.group(1)
+        yield m.group(1), line
     finally:
         proc.terminate()
         try:

@@ -115,9 +115,14 @@ def test_ppi_uses_queue_labels_only_and_validation_uses_all(store: Store) -> Non
     assert {i["id"] for i in report["items"]} == set(queue) | set(browse)
 
 
+BASE = "http://127.0.0.1"  # a loopback Host, and the Origin of this server's own pages
+
+
 def _client(store: Store, annotator: str = "ann") -> tuple[TestClient, AnnotatingViewer]:
     viewer = AnnotatingViewer(store, annotator=annotator)
-    return TestClient(create_app(viewer, extra_routes=annotate_routes(viewer))), viewer
+    return TestClient(
+        create_app(viewer, extra_routes=annotate_routes(viewer)), base_url=BASE, headers={"Origin": BASE}
+    ), viewer
 
 
 def test_post_needs_csrf_checks_values_and_versions(store: Store) -> None:
@@ -151,7 +156,7 @@ def test_post_needs_csrf_checks_values_and_versions(store: Store) -> None:
     assert r.status_code == 409 and n_rows(store) == 1
     assert 'id="theirs">0.5000' in r.text and 'id="yours">1.0000' in r.text
     page = client.get(f"/runs/{run_id}/query?id=q00001").text
-    assert 'labelled <span class="current">0.5000</span> by ann (browse)' in page
+    assert 'labelled <span class="current">0.5000</span> by <bdi>ann (browse)</bdi>' in page
 
 
 def test_queue_is_seeded_and_moves_on(store: Store) -> None:

@@ -28,7 +28,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str
 
 @pytest.fixture
 def client(stored: tuple[str, dict[str, str]]) -> TestClient:
-    return TestClient(create_app(Viewer(open_store_readonly(stored[0]))))
+    return TestClient(create_app(Viewer(open_store_readonly(stored[0]))), base_url="http://127.0.0.1")
 
 
 def _sorted_ids(store_url: str, run_id: str, metric: str, descending: bool) -> list[str]:
@@ -217,7 +217,7 @@ def test_contexts_and_failure_classes_are_shown(tmp_path: Path) -> None:
             n: MetricSummary(mean=0.5, std=None, n=3) for n in ("class_correct", "class_unsupported")
         }
         store.finish_run(run.run_id, status="completed", aggregate=aggregate, n_queries=3)
-    client = TestClient(create_app(Viewer(open_store_readonly(url))))
+    client = TestClient(create_app(Viewer(open_store_readonly(url))), base_url="http://127.0.0.1")
     page = client.get(f"/runs/{run.run_id}").text
     assert "<li>correct: 2</li>" in page and "<li>unsupported: 1</li>" in page
     q = client.get(f"/runs/{run.run_id}/query?id=q2").text

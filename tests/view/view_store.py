@@ -87,10 +87,11 @@ def add_run(
     hostile: bool = False,
     boost: float = 0.0,
     dataset: str = "fixture",
+    system: str = "builtin",
 ) -> str:
     rng = random.Random(seed)
     run = store.create_run(
-        EvalConfig(dataset=dataset, seed=seed, mode="hybrid"),
+        EvalConfig(dataset=dataset, seed=seed, mode="hybrid", system=system),
         name=name,
         dataset_name=dataset,
         dataset_hash=f"sha256-of-{dataset}",

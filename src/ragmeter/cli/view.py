@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+import secrets
+from urllib.parse import urlencode
+
 import click
 
 from ragmeter.cli.options import db_option
@@ -21,6 +25,24 @@ def _bind(host: str, port: int) -> object:
         raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}", source="--port") from None
     sock.listen(128)
     return sock
+
+
+TOKEN_RE = re.compile(r"[A-Za-z0-9._~-]{8,512}")
+
+
+def _check_host_name(name: str) -> None:
+    from ragmeter.view.guard import allowed_name
+
+    if allowed_name(name) is None:
+        raise InputError(f"not a host name: {name[:60]!r}", source="--allow-host")
+
+
+def _url(host: str, port: int, token: str | None) -> str:
+    """The address to open: a wildcard bind is opened as 127.0.0.1 here; the token URL sets the cookie."""
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    if ":" in shown and not shown.startswith("["):
+        shown = f"[{shown}]"
+    return f"http://{shown}:{port}/" + ("" if token is None else "?" + urlencode({"token": token}))
 
 
 @click.command("view")
@@ -50,6 +72,21 @@ def _bind(host: str, port: int) -> object:
     "--grades", metavar="LO-HI", default=None, help="Relevance grades (default: the dataset's qrels)."
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the labelling queue's order.")
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Also answer requests for this Host name, e.g. behind a proxy (repeatable).",
+)
+@click.option(
+    "--token",
+    envvar="RAGMETER_VIEW_TOKEN",
+    default=None,
+    metavar="TOKEN",
+    help="Access token asked on every request (default beyond loopback: a new one, printed once; "
+    "env RAGMETER_VIEW_TOKEN).",
+)
 def view_command(
     db: str | None,
     host: str,
@@ -60,6 +97,8 @@ def view_command(
     annotator: str | None,
     grades: str | None,
     seed: int,
+    allow_hosts: tuple[str, ...],
+    token: str | None,
 ) -> None:
     """Browse runs, queries, judges and comparisons in a local web app (read-only unless --annotate)."""
     try:
@@ -96,21 +135,31 @@ def view_command(
             pages = write_bundle(store, ids, bundle)
         click.echo(f"wrote {len(pages)} pages; open {pages[0].resolve().as_uri()}")
         return
-    if host not in ("127.0.0.1", "localhost", "::1"):
+    from ragmeter.view.guard import Guard, is_loopback
+
+    for name in allow_hosts:
+        _check_host_name(name)
+    if token is not None and not TOKEN_RE.fullmatch(token):
+        raise InputError("--token: 8 or more of A-Z a-z 0-9 . _ ~ -", source="--token")
+    if not is_loopback(host):
+        token = token or secrets.token_urlsafe(24)
+        who = "read the store" + (f" and write labels as {annotator}" if annotate else "")
         click.echo(
-            f"ragmeter: warning: listening on {host}: anyone who can reach this address can read the store",
+            f"ragmeter: warning: listening on {host}: anyone who can reach this address and has the token can "
+            f"{who}; the token travels unencrypted (plain HTTP) unless a TLS proxy is in front",
             err=True,
         )
+    guard = Guard.for_bind(host, allow=allow_hosts, token=token)
     sock = _bind(host, port)
     if annotate:
         from ragmeter.view.annotate import AnnotatingViewer, annotate_routes
 
         labeller = AnnotatingViewer(store, annotator=(annotator or "").strip(), grades=scale, seed=seed)
-        app = create_app(labeller, extra_routes=annotate_routes(labeller))
+        app = create_app(labeller, extra_routes=annotate_routes(labeller), guard=guard)
     else:
-        app = create_app(Viewer(store))
+        app = create_app(Viewer(store), guard=guard)
     bound = sock.getsockname()[1]  # type: ignore[attr-defined]
-    click.echo(f"ragmeter view: http://{host}:{bound}/  (store {store.url}; Ctrl-C stops)")
+    click.echo(f"ragmeter view: {_url(host, bound, token)}  (store {store.url}; Ctrl-C stops)")
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     try:
         uvicorn.Server(config).run(sockets=[sock])  # type: ignore[list-item]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -148,11 +149,29 @@ def export_labels(
     labels = all_labels(store.engine, run_id=run_id, dataset_hash=dataset_hash, history=history)
     if fmt == "qrels":
         rel = [lab for lab in labels if lab.item.kind == "relevance"]
+        for n, lab in enumerate(rel, start=1):
+            _check_qrels_ids(lab.item.query_id, lab.item.doc_id or "", n)
         text = "".join(f"{lab.item.query_id} 0 {lab.item.doc_id} {int(lab.value)}\n" for lab in rel)
         write_text_atomic(path, text, source="--output")
         return len(rel)
     write_text_atomic(path, json.dumps([lab.to_dict() for lab in labels], indent=1) + "\n", source="--output")
     return len(labels)
+
+
+def _check_qrels_ids(query_id: str, doc_id: str, n: int) -> None:
+    """TREC qrels are whitespace-separated fields on one line: an id with whitespace would not read back, and
+    one with a line break would forge a line. Such a label is refused before anything is written."""
+    for field, value in (("query id", query_id), ("doc id", doc_id)):
+        bad = next(
+            (c for c in value if c.isspace() or unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")), None
+        )
+        if not value or bad is not None:
+            what = "is empty" if bad is None else f"holds {unicodedata.name(bad, repr(bad))}"
+            raise InputError(
+                f"relevance label {n} (query {query_id[:60]!r}, doc {doc_id[:60]!r}): the {field} {what}, "
+                "which TREC qrels cannot carry; export it with --format json",
+                source="--format qrels",
+            )
 
 
 def _run_answers(store: Store, run_id: str) -> dict[str, QueryEvalResult]:

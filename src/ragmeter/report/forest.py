@@ -60,6 +60,17 @@ def forest_figure(comparisons: Sequence[Comparison], metrics: Sequence[str]) -> 
 
     x is the delta as a fraction of the metric's range width (for 0-1 metrics, the delta itself; other
     widths are named on the row). None when no comparison has a delta for any of the metrics."""
+    import matplotlib
+
+    from ragmeter.report.plots import plain_text
+
+    # Run labels are the user's text: plain text, never mathtext (a run named `$x^$` is no formula).
+    with matplotlib.rc_context({"text.parse_math": False}):
+        fig = _forest_figure(comparisons, metrics)
+    return None if fig is None else plain_text(fig)
+
+
+def _forest_figure(comparisons: Sequence[Comparison], metrics: Sequence[str]) -> Figure | None:
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 

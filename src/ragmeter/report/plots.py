@@ -266,6 +266,27 @@ def report_figures(
     """The report's plots, in reading order: for two or more runs ONE forest plot of the per-metric
     deltas (every comparison in it), then metric@k (cut-offs as x, runs as lines), the per-query
     distribution of the headline metrics that vary (judges aside), and the judge grades."""
+    import matplotlib
+
+    # Run names, metric names and ids are the user's text: drawn as typed, never parsed as mathtext (a run
+    # named `$x^$` is not a formula, and its parse error would fail the whole report or page).
+    with matplotlib.rc_context({"text.parse_math": False}):
+        plots = _report_figures(runs, comparisons)
+    for plot in plots:
+        plain_text(plot.figure)
+    return plots
+
+
+def plain_text(fig: Figure) -> Figure:
+    """Every text of the figure drawn as typed (no mathtext), including those made outside `rc_context`."""
+    from matplotlib.text import Text
+
+    for text in fig.findobj(Text):
+        text.set_parse_math(False)
+    return fig
+
+
+def _report_figures(runs: Sequence[EvalRunResult], comparisons: Sequence[Comparison] | None) -> list[Plot]:
     from ragmeter.report.forest import forest_figure, forest_metrics
 
     names = metric_names(runs)

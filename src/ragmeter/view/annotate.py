@@ -84,6 +84,7 @@ class AnnotatingViewer(Viewer):
                 {
                     "metric": m,
                     "judge": data.fmt(q.metrics[m].value),
+                    "has_judge": q.metrics[m].value is not None,
                     "scale": rm.get(m).scale,
                     **state(ans[m]),
                 }
@@ -127,10 +128,10 @@ class AnnotatingViewer(Viewer):
         if q is None:
             raise NotFound(f"run {run.run_id} has no query {field.get('query_id', '')!r}")
         source = "queue" if field.get("source") == "queue" else "browse"
-        try:
-            version = int(field.get("version", ""))
-        except ValueError:
-            raise BadRequest("version: a whole number") from None
+        raw_version = field.get("version", "").strip()
+        if not raw_version.isdigit() or len(raw_version) > 9:  # SQLite integers overflow past 19 digits
+            raise BadRequest(f"version: a whole number from 0 to 999999999, got {raw_version[:40]!r}")
+        version = int(raw_version)
         try:
             item, value = self._item(run, q, field)
         except InputError as exc:

@@ -18,6 +18,7 @@ from ragmeter.report.selection import display_order
 from ragmeter.store.labels import all_labels
 from ragmeter.store.pages import SORT_COLUMNS, QueryFilter, latencies, query_page, query_result
 from ragmeter.view import data
+from ragmeter.view.guard import Guard, GuardMiddleware
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -62,6 +63,22 @@ def run_href(run_id: str) -> str:
 
 def query_href(run_id: str, query_id: str) -> str:
     return run_href(run_id) + "/query?" + urlencode({"id": query_id})
+
+
+MAX_PAGE = 1_000_000_000
+
+
+def _whole(params: Any, name: str, default: int, lo: int, hi: int) -> int:
+    """A whole-number query parameter inside lo..hi (a 31-digit page is a 400, not an SQLite overflow)."""
+    raw = params.get(name, "").strip()
+    if not raw:
+        return default
+    if len(raw) > 12 or not raw.lstrip("+-").isdigit():
+        raise BadRequest(f"{name}: a whole number from {lo} to {hi}, got {raw[:40]!r}")
+    value = int(raw)
+    if not lo <= value <= hi:
+        raise BadRequest(f"{name}: a whole number from {lo} to {hi}, got {raw[:40]!r}")
+    return value
 
 
 def _number(params: Any, name: str) -> float | None:
@@ -202,11 +219,8 @@ class Viewer:
             names = display_order(run_metric_names(self.store.engine, run.run_id))
         params = request.query_params
         flt = self._filter(params, names)
-        try:
-            page_no = max(1, int(params.get("page", "1") or 1))
-            size = min(500, max(1, int(params.get("per", str(PAGE_SIZE)) or PAGE_SIZE)))
-        except ValueError:
-            raise BadRequest("page and per: whole numbers") from None
+        page_no = _whole(params, "page", 1, 1, MAX_PAGE)
+        size = _whole(params, "per", PAGE_SIZE, 1, 500)
         page = query_page(self.store.engine, run.run_id, flt, offset=(page_no - 1) * size, limit=size)
         n_pages = max(1, math.ceil(page.total / size))
         base = {k: v for k, v in params.items() if k not in ("page",)}
@@ -331,7 +345,10 @@ class Viewer:
         return self.render("error.html.j2", status=code, code=code, title=title, message=message)
 
 
-def create_app(viewer: Viewer, *, extra_routes: list[Any] | None = None) -> Starlette:
+def create_app(
+    viewer: Viewer, *, extra_routes: list[Any] | None = None, guard: Guard | None = None
+) -> Starlette:
+    """The app behind its guard (Host, access token, same origin: guard.py); a loopback guard by default."""
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
     from starlette.middleware import Middleware
@@ -343,7 +360,9 @@ def create_app(viewer: Viewer, *, extra_routes: list[Any] | None = None) -> Star
         response: Response = await call_next(request)
         response.headers["Content-Security-Policy"] = CSP
         response.headers["X-Content-Type-Options"] = "nosniff"
-        response.headers["Referrer-Policy"] = "no-referrer"
+        # same-origin, not no-referrer: under no-referrer Chromium sends `Origin: null` with a form POST, and
+        # the guard needs the real Origin to tell this server's own pages from any other.
+        response.headers["Referrer-Policy"] = "same-origin"
         return response
 
     async def not_found(request: Request, exc: Exception) -> Response:
@@ -374,7 +393,10 @@ def create_app(viewer: Viewer, *, extra_routes: list[Any] | None = None) -> Star
     ]
     return Starlette(
         routes=routes,
-        middleware=[Middleware(BaseHTTPMiddleware, dispatch=headers)],
+        middleware=[
+            Middleware(GuardMiddleware, guard=guard or Guard.for_bind("127.0.0.1")),
+            Middleware(BaseHTTPMiddleware, dispatch=headers),
+        ],
         exception_handlers={
             NotFound: not_found,
             BadRequest: bad_request,

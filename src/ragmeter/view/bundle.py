@@ -22,6 +22,13 @@ if TYPE_CHECKING:
     from ragmeter.models import EvalRunResult
     from ragmeter.store.api import Store
 
+# A bundle opens from file:// with no server to send headers: the policy rides in a <meta> (frame-ancestors
+# and reporting cannot; nothing else is lost). Only the bundle's own view.js and view.css load.
+BUNDLE_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "base-uri 'none'; form-action 'none'; connect-src 'none'"
+)
+_ABSOLUTE = re.compile(r"(?<![\w.\\~/])(?:~[/\\]|/(?!/)|[A-Za-z]:[/\\])[^\s:;,'\"]*")
 _UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
@@ -32,6 +39,23 @@ def script_json(payload: Any) -> Markup:
 
     text = json.dumps(payload, ensure_ascii=False, allow_nan=False)
     return Markup(re.sub("[<>&\u2028\u2029]", lambda m: _UNSAFE[m.group(0)], text))
+
+
+def shown_path(text: str, cwd: Path | None = None) -> str:
+    """A --dataset or --system as a bundle shows it: each absolute path in it (a CI artifact travels) is
+    relative when inside the working directory, else its file name alone; anything else as typed."""
+    here = (cwd or Path.cwd()).resolve()
+
+    def short(m: re.Match[str]) -> str:
+        raw = m.group(0)
+        if raw[0] in "/~":
+            try:
+                return Path(raw).expanduser().resolve().relative_to(here).as_posix() or "."
+            except (ValueError, OSError, RuntimeError):
+                pass  # outside the working directory
+        return re.split(r"[/\\]", raw.rstrip("/\\"))[-1] or "(a folder)"
+
+    return _ABSOLUTE.sub(short, re.sub(r"file://(?=/)", "", text))
 
 
 def page_name(index: int) -> str:
@@ -70,7 +94,14 @@ def write_bundle(store: Store, run_ids: Sequence[str], out: str | Path) -> list[
     folder.mkdir(parents=True, exist_ok=True)
     env = environment()
     runs = [store.get_run(r) for r in run_ids]
-    base = {"static": "", "home": "index.html", "readonly": True, "annotator": "", "db": "bundle"}
+    base = {
+        "static": "",
+        "home": "index.html",
+        "readonly": True,
+        "annotator": "",
+        "db": "bundle",
+        "csp_meta": BUNDLE_CSP,
+    }
     pages = []
     for i, run in enumerate(runs):
         lat = latencies(store.engine, run.run_id or "")
@@ -78,6 +109,7 @@ def write_bundle(store: Store, run_ids: Sequence[str], out: str | Path) -> list[
         html = env.get_template("bundle_run.html.j2").render(
             **base,
             run=run,
+            dataset=shown_path(run.config.dataset),
             summary=data.summary_rows(run),
             usage=data.usage_rows(run),
             ppi=data.ppi_rows(run),
@@ -90,6 +122,7 @@ def write_bundle(store: Store, run_ids: Sequence[str], out: str | Path) -> list[
     rows = data.run_rows(runs)
     for i, row in enumerate(rows):
         row["href"] = page_name(i)
+        row["dataset"], row["system"] = shown_path(row["dataset"]), shown_path(row["system"])
     index = env.get_template("bundle_index.html.j2").render(**base, rows=rows)
     pages.insert(0, write_text_atomic(folder / "index.html", index, source="--bundle"))
     for asset in ("view.css", "view.js"):

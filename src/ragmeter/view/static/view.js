@@ -19,6 +19,7 @@
     var e = document.createElement(tag);
     if (text !== undefined && text !== null) { e.textContent = String(text); }
     if (cls) { e.className = cls; }
+    if (cls && /(^| )text( |$)/.test(cls)) { e.dir = "auto"; }  /* right-to-left text stays in its box */
     return e;
   }
   function value(row, col) {
@@ -53,7 +54,7 @@
   }
   function showDetail(row) {
     detail.textContent = "";
-    detail.appendChild(el("h2", "Query " + row.query_id));
+    var title = el("h2", "Query "); title.appendChild(el("bdi", row.query_id)); detail.appendChild(title);
     detail.appendChild(el("h3", "Question"));
     detail.appendChild(el("p", row.question, "text"));
     detail.appendChild(el("h3", "Reference answer"));
@@ -75,7 +76,7 @@
     detail.appendChild(el("h3", "Judges"));
     row.judged.forEach(function (j) {
       var s = el("section", null, "judge");
-      s.appendChild(el("h4", j.name + ": " + j.value));
+      var h = el("h4"); h.appendChild(el("bdi", j.name)); h.appendChild(document.createTextNode(": " + j.value)); s.appendChild(h);
       if (j.error) { s.appendChild(el("p", "null: " + j.error, "error wrap")); }
       if (j.reason) { s.appendChild(el("p", j.reason, "text")); }
       detail.appendChild(s);
