@@ -62,7 +62,7 @@ def forest_figure(comparisons: Sequence[Comparison], metrics: Sequence[str]) -> 
     widths are named on the row). None when no comparison has a delta for any of the metrics."""
     import matplotlib
 
-    from ragmeter.report.plots import plain_text
+    from ragmeter.report.figtext import plain_text
 
     # Run labels are the user's text: plain text, never mathtext (a run named `$x^$` is no formula).
     with matplotlib.rc_context({"text.parse_math": False}):

@@ -18,6 +18,7 @@ from ragmeter import metrics as registry
 from ragmeter.errors import MissingExtraError
 from ragmeter.models import EvalRunResult
 from ragmeter.report.export import run_label
+from ragmeter.report.figtext import plain_text
 from ragmeter.report.selection import headline_metrics, no_variation, padded, split_at_k
 from ragmeter.report.selection import short_label as _short
 from ragmeter.report.selection import values_of as metric_values
@@ -275,15 +276,6 @@ def report_figures(
     for plot in plots:
         plain_text(plot.figure)
     return plots
-
-
-def plain_text(fig: Figure) -> Figure:
-    """Every text of the figure drawn as typed (no mathtext), including those made outside `rc_context`."""
-    from matplotlib.text import Text
-
-    for text in fig.findobj(Text):
-        text.set_parse_math(False)
-    return fig
 
 
 def _report_figures(runs: Sequence[EvalRunResult], comparisons: Sequence[Comparison] | None) -> list[Plot]:
