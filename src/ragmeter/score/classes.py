@@ -81,10 +81,13 @@ def classify(
     relevant = {d for d, g in qrels.items() if g >= relevance_level}
     if not relevant:
         return Assigned("unknown", f"no qrels: no document is graded >= {relevance_level}")
-    if not any(d.doc_id in relevant for d in result.retrieved):
-        return Assigned("no_relevant_retrieved", "no relevant document in the retrieved list")
+    # What the generator was given decides first: a replay (ragmeter.diagnose.replay) gives contexts that
+    # are not in its stored retrieved list (oracle-context), and an answer made from a relevant passage is
+    # no retrieval failure. In a plain run the contexts are a prefix of the retrieved list: same classes.
     given = [d.doc_id for d in context_docs(result, context_k) if d.doc_id in relevant]
     if not given:
+        if not any(d.doc_id in relevant for d in result.retrieved):
+            return Assigned("no_relevant_retrieved", "no relevant document in the retrieved list")
         return Assigned(
             "relevant_not_in_context", "relevant documents retrieved, none given to the generator"
         )
