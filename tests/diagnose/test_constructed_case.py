@@ -216,7 +216,9 @@ def test_diagnose_splits_the_constructed_losses_exactly_and_counts_its_calls(
     assert {r.query_id: class_of(r) for r in run.per_query} == {q: CLASSES[k][0] for q, (k, _) in ids.items()}
 
     started = time.time()
-    code, out = ragmeter_cli("diagnose", run.run_id or "", "--db", db, "--resamples", "200", "--format", "json")
+    code, out = ragmeter_cli(
+        "diagnose", run.run_id or "", "--db", db, "--resamples", "200", "--format", "json"
+    )
     assert code == 0, out
     report = json.loads(out[out.index("{") :])
     with open_store(db) as store:

@@ -227,7 +227,9 @@ async def adiagnose(
     try:
         # the generator is metered: each replay stores (and diagnose reports) the calls it made
         metered = MeteredLLM(gen, "generator") if gen is not None else None
-        parent = SystemAdapter(system) if system is not None else build_system(record.system, dataset, metered)
+        parent = (
+            SystemAdapter(system) if system is not None else build_system(record.system, dataset, metered)
+        )
         if not callable(getattr(parent.system, "answer", None)):
             raise InputError(f"the system of run {run_id} has no answer(): nothing to replay", source=run_id)
         rerun = _without_rerank(parent.system, run_id) if NO_RERANK in extras else None
@@ -280,9 +282,7 @@ async def adiagnose(
         "metrics": [attribute(n, replays, seed=seed, n_resamples=n_resamples) for n in names],
     }
     if lower:  # lower-is-better: each replay's change, not lost points
-        out["deltas"] = {
-            k: [extra_delta(n, run, r) for n in lower] for k, r in replays.items() if k != "run"
-        }
+        out["deltas"] = {k: [extra_delta(n, run, r) for n in lower] for k, r in replays.items() if k != "run"}
     if rerun is not None:
         out["retrieve_calls"][NO_RERANK] = rerun.retrieve_calls
         out["calls"] = (
@@ -334,7 +334,9 @@ def replay_config(run: EvalRunResult, record: Any, copied: set[str], judge: Any)
     return config.model_copy(update={"metrics": names}), judge
 
 
-def copy_parent_values(store: Any, run: EvalRunResult, replay: EvalRunResult, copied: set[str]) -> EvalRunResult:
+def copy_parent_values(
+    store: Any, run: EvalRunResult, replay: EvalRunResult, copied: set[str]
+) -> EvalRunResult:
     """The replay with the parent's values of `copied` (per query, aggregate, the judge's versions) stored."""
     if not copied or replay.run_id is None:
         return replay

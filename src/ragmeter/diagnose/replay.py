@@ -68,8 +68,7 @@ def replay_contexts(
         ids = sorted(relevant, key=lambda d: (-grades[d], d))
         answers = query.gold_answers()
         return [
-            Retrieved(d, float(grades[d]), oracle_passage(corpus.get(d, ""), answers, max_chars))
-            for d in ids
+            Retrieved(d, float(grades[d]), oracle_passage(corpus.get(d, ""), answers, max_chars)) for d in ids
         ]
     m = _CONTEXT_K.match(intervention)
     assert m is not None, intervention

@@ -34,7 +34,9 @@ def current_query() -> QueryContext | None:
 
 
 @contextmanager
-def query_context(query_id: str, question: str, metadata: Mapping[str, Any] | None = None) -> Iterator[QueryContext]:
+def query_context(
+    query_id: str, question: str, metadata: Mapping[str, Any] | None = None
+) -> Iterator[QueryContext]:
     """Make `query_id` the current query inside the block."""
     ctx = QueryContext(query_id, question, dict(metadata or {}))
     token = _CURRENT.set(ctx)
