@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from diagnose_fakes import CONTEXT_K, ScriptedSystem, dataset, judge_responder
 
-
 from ragmeter.llm.scripted import ScriptedRequest, Step
 from ragmeter.models import EvalConfig, EvalDataset, EvalQuery, MetricResult, QueryEvalResult, RetrievedDoc
 from ragmeter.runner import arun_evaluation, run_evaluation

@@ -55,6 +55,11 @@ def run_command(**params: Any) -> None:
     store.close()
     for note in written.notes:
         click.echo(note, err=True)
+    refused = _refused_gates(result, flags.gates.thresholds)
+    for line in refused:  # a gate on values of mixed versions decides nothing: refused, exit 2
+        click.echo(f"ragmeter: fail-under: {line}", err=True)
+    if refused:
+        sys.exit(2)
     short = _fall_short(result, flags.gates.thresholds)
     for line in short:
         click.echo(f"ragmeter: fail-under: {line}", err=True)
@@ -62,14 +67,18 @@ def run_command(**params: Any) -> None:
         sys.exit(1)
 
 
-def _fall_short(result: Any, thresholds: Mapping[str, float]) -> list[str]:
-    """The gates this run failed: a mean short of its threshold, or a metric whose values in this run mix
-    versions (a resume after a prompt change)."""
+def _refused_gates(result: Any, thresholds: Mapping[str, float]) -> list[str]:
+    """The gates on a metric whose values in this run mix versions (a resume after a prompt change)."""
     from ragmeter.experiments.version_guard import mixed_versions
+
+    return [
+        f"{line}: refused (`ragmeter rescore {result.run_id}`)" for line in mixed_versions(result, thresholds)
+    ]
+
+
+def _fall_short(result: Any, thresholds: Mapping[str, float]) -> list[str]:
+    """The gates this run failed: a mean short of its threshold."""
     from ragmeter.run.sequential import stopped_gates_short
 
     stopped = stopped_gates_short(result.sequential)  # a stopped run: its gates' decisions, not its means
-    short = check_fail_under(result.aggregate, dict(thresholds)) if stopped is None else stopped
-    return short + [
-        f"{line}: refused (`ragmeter rescore {result.run_id}`)" for line in mixed_versions(result, thresholds)
-    ]
+    return check_fail_under(result.aggregate, dict(thresholds)) if stopped is None else stopped
