@@ -181,3 +181,20 @@ async def test_a_replay_copies_the_parents_retrieval_grade_instead_of_judging_it
         } == grades
         assert replay.aggregate["retrieval_grade"] == run.aggregate["retrieval_grade"]
         assert "answer_correctness" in replay.aggregate  # the attributed metric is judged anew
+
+
+def test_unsupported_reads_a_verdict_made_against_the_contexts_only() -> None:
+    query = EvalQuery(query_id="q", question="?", ground_truth_answer="a", relevant_doc_ids=["rel"])
+
+    def result(**values: float) -> QueryEvalResult:
+        metrics = {n: MetricResult(name=n, value=v) for n, v in {"answer_correctness": 0.9, **values}.items()}
+        ctx = [RetrievedDoc(doc_id="rel", score=1.0, rank=1)]
+        return QueryEvalResult(query_id="q", answer="a", retrieved=ctx, contexts=ctx, metrics=metrics)
+
+    # factuality reads the reference answer too: a right answer passes it whatever its contexts say
+    got = classify(query, result(factuality=1.0, groundedness=0.2), context_k=1)
+    assert got.name == "unsupported" and "groundedness 0.2 < 0.5" in got.reason
+    got = classify(query, result(factuality=1.0, groundedness=0.2, rc_faithfulness=1.0), context_k=1)
+    assert got.name == "correct" and "rc_faithfulness 1" in got.reason  # the claim check decides first
+    got = classify(query, result(factuality=1.0), context_k=1)
+    assert got.name == "correct" and "support not judged" in got.reason
