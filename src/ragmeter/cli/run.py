@@ -39,6 +39,8 @@ def run_command(**params: Any) -> None:
     from ragmeter.cli.run_outputs import write_run_outputs
     from ragmeter.run.api import run_prepared
 
+    if params.get("resume") and _resume_replay(params):
+        return
     checked = check_run(params)  # every flag, the config and the whole invocation, checked once
     flags, store = checked.flags, checked.store
     # The judge's timeout, retries and budget travel in the record (config.extra["judge_options"]):
@@ -65,6 +67,27 @@ def run_command(**params: Any) -> None:
         click.echo(f"ragmeter: fail-under: {line}", err=True)
     if short:
         sys.exit(1)
+
+
+def _resume_replay(params: dict[str, Any]) -> bool:
+    """`run --resume REPLAY` of a diagnose replay: rebuilt from its parent (ragmeter.diagnose.resume).
+    False when the run is no replay (the ordinary resume follows)."""
+    import asyncio
+
+    from ragmeter.cli.options import open_db
+    from ragmeter.diagnose.resume import aresume_replay, replay_parent
+
+    store = open_db(params.get("db"))
+    try:
+        if replay_parent(store.get_run(str(params["resume"]), with_queries=False)) is None:
+            return False
+        result = asyncio.run(
+            aresume_replay(str(params["resume"]), store=store, progress=not params.get("no_progress"))
+        )
+    finally:
+        store.close()
+    print_run(result)
+    return True
 
 
 def _refused_gates(result: Any, thresholds: Mapping[str, float]) -> list[str]:

@@ -20,11 +20,8 @@ from ragmeter.diagnose.replay import (
     CHAIN,
     NO_RERANK,
     CountedRetrieval,
-    ReplaySystem,
     check_intervention,
-    corpus_texts,
-    passage_limit,
-    replay_contexts,
+    replay_system,
 )
 from ragmeter.errors import InputError
 from ragmeter.models import EvalRunResult
@@ -233,7 +230,6 @@ async def adiagnose(
         if not callable(getattr(parent.system, "answer", None)):
             raise InputError(f"the system of run {run_id} has no answer(): nothing to replay", source=run_id)
         rerun = _without_rerank(parent.system, run_id) if NO_RERANK in extras else None
-        corpus = corpus_texts(dataset)
         replays: dict[str, EvalRunResult] = {"run": run}
         config, replay_judge = replay_config(run, record, copied, judge)
         for intervention in (*CHAIN, *extras):
@@ -246,22 +242,9 @@ async def adiagnose(
                     dataset, rerun, this, store=store, llm=replay_judge, name=name, progress=False
                 )
             else:
-                contexts = {
-                    r.query_id: replay_contexts(
-                        intervention,
-                        by_id[r.query_id],
-                        r,
-                        context_k=record.context_k,
-                        corpus=corpus,
-                        relevance_level=record.relevance_level,
-                        max_chars=passage_limit(parent.system),
-                    )
-                    for r in run.per_query
-                    if r.status == "ok" and r.query_id in by_id
-                }
                 replays[intervention] = await arun_evaluation(
                     dataset,
-                    ReplaySystem(parent, run, contexts),
+                    replay_system(intervention, parent, run, dataset, record),
                     this,
                     store=store,
                     llm=replay_judge,

@@ -134,6 +134,29 @@ class ReplaySystem:
         return answer
 
 
+def replay_system(
+    intervention: str, parent: Any, run: EvalRunResult, dataset: EvalDataset, record: Any
+) -> ReplaySystem:
+    """The replay of `run` under `intervention` (oracle-rank, oracle-context, context-k=N): each successful
+    query's contexts, given through `parent` (the parent's system, SystemAdapter) and its passage limit."""
+    by_id = {q.query_id: q for q in dataset.queries}
+    corpus = corpus_texts(dataset)
+    contexts = {
+        r.query_id: replay_contexts(
+            intervention,
+            by_id[r.query_id],
+            r,
+            context_k=record.context_k,
+            corpus=corpus,
+            relevance_level=record.relevance_level,
+            max_chars=passage_limit(parent.system),
+        )
+        for r in run.per_query
+        if r.status == "ok" and r.query_id in by_id
+    }
+    return ReplaySystem(parent, run, contexts)
+
+
 def corpus_texts(dataset: EvalDataset) -> dict[str, str]:
     return {d.doc_id: d.text for d in dataset.corpus or []}
 
