@@ -338,7 +338,8 @@ def copy_parent_values(
     summary = store.run_summary(replay.run_id)
     summary["copied_from_parent"] = {"run": run.run_id, "metrics": sorted(copied)}
     store.update_scores(replay.run_id, aggregate=aggregate, summary=summary, versions=versions)
-    return store.get_run(replay.run_id)
+    updated: EvalRunResult = store.get_run(replay.run_id)
+    return updated
 
 
 def replay_usage(replay: EvalRunResult) -> dict[str, Any]:
