@@ -5,9 +5,11 @@ versions is refused with exit 2."""
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import json
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -81,6 +83,15 @@ def test_prompt_change_left_out_until_rescored(
     compared = {r["metric"] for r in report["metrics"]}
     assert "mrr" in compared and not compared & {"retrieval_grade", "total_score"}
     assert [x.split(":")[0] for x in report["left_out"]] == ["retrieval_grade", "total_score"]
+    # report: the same, its significance table tests mrr and leaves the judge metrics out
+    out_dir = Path(cli_env["db"].removeprefix("sqlite:///")).parent / "rep"
+    code, out, err = ragmeter_cli(
+        "report", a["run_id"], b["run_id"], "--db", cli_env["db"], "--out", str(out_dir), "--no-plots"
+    )
+    assert code == 0, err
+    assert "not compared: retrieval_grade: " in err and "Traceback" not in err
+    tested = {row["metric"] for row in csv.DictReader((out_dir / "significance.csv").open())}
+    assert "mrr" in tested and not tested & {"retrieval_grade", "total_score"}
 
     code, out, err = ragmeter_cli(
         "runs", "compare", a["run_id"], b["run_id"], "--allow-version-mismatch", "--db", cli_env["db"]

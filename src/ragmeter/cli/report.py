@@ -85,11 +85,12 @@ def report_command(
 
     check_output_path(out_dir / "report.html", source="--out")
     results = load_runs(runs, db)
+    compared = results
     if len(results) > 1:
         from ragmeter.experiments.version_guard import guard_runs
 
         guarded = guard_runs(results, allow=allow_version_mismatch)
-        results = guarded.runs  # every metric whose versions agree; the others left out, a line each
+        compared = guarded.runs  # the tests: every metric whose versions agree; the others left out
         for line in guarded.allowed:
             click.echo(f"warning: version mismatch allowed: {line}", err=True)
         for line in guarded.left_out:
@@ -102,7 +103,7 @@ def report_command(
         from ragmeter.experiments.significance import compare_runs, per_query_values
 
         labels = [run_label(r, i) for i, r in enumerate(results)]
-        base = per_query_values(results[0])
+        base = per_query_values(compared[0])
 
         def tested(other: dict[str, dict[str, float | None]]) -> list[str]:
             """Shared metrics but the failure-class shares (no hypotheses in Holm's family)."""
@@ -111,7 +112,7 @@ def report_command(
             return [n for n in names if n in present and not is_class_share(n)]
 
         comparisons = []
-        for i, r in enumerate(results[1:], start=1):
+        for i, r in enumerate(compared[1:], start=1):
             values = per_query_values(r)
             comparisons.append(
                 compare_runs(
