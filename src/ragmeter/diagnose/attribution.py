@@ -236,22 +236,23 @@ async def adiagnose(
             extra = {**config.extra, "replay": {"parent": run_id, "intervention": intervention}}
             this = config.model_copy(update={"extra": extra})
             name = f"{intervention} of {run_id}"
-            if intervention == NO_RERANK:
+            if intervention == NO_RERANK:  # retrieval runs again: every metric is measured anew
                 assert rerun is not None
+                whole = run.config.model_copy(update={"output": None, "extra": extra})
                 replays[intervention] = await arun_evaluation(
-                    dataset, rerun, this, store=store, llm=replay_judge, name=name, progress=False
+                    dataset, rerun, whole, store=store, llm=judge, name=name, progress=False
                 )
-            else:
-                replays[intervention] = await arun_evaluation(
-                    dataset,
-                    replay_system(intervention, parent, run, dataset, record),
-                    this,
-                    store=store,
-                    llm=replay_judge,
-                    name=name,
-                    progress=False,
-                )
-            replays[intervention] = copy_parent_values(store, run, replays[intervention], copied)
+                continue
+            replayed = await arun_evaluation(
+                dataset,
+                replay_system(intervention, parent, run, dataset, record),
+                this,
+                store=store,
+                llm=replay_judge,
+                name=name,
+                progress=False,
+            )
+            replays[intervention] = copy_parent_values(store, run, replayed, copied)
     finally:
         for client in owned:
             await client.aclose()

@@ -72,4 +72,6 @@ async def aresume_replay(
     finally:
         for client in owned:
             await client.aclose()
+    if intervention == NO_RERANK:  # it re-ran retrieval: nothing was copied from the parent
+        return result
     return copy_parent_values(store, parent_run, result, copied_metrics(parent_run))
