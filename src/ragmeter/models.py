@@ -385,6 +385,9 @@ class EvalRunResult(BaseModel):
     def system_label(self) -> str:
         """What was evaluated, as lists show it: `builtin (hybrid)` only for the built-in pipeline; an
         in-process Python object (a callable, a System) by its name, as its run record says."""
+        replay = (self.record or {}).get("replay") or self.config.extra.get("replay")
+        if isinstance(replay, dict) and replay.get("parent"):
+            return f"{replay.get('intervention')} replay of run {replay['parent']}"
         system = (self.record or {}).get("system") or {}
         kind, spec = system.get("kind"), str(system.get("spec") or self.config.system)
         if kind == "object":

@@ -83,6 +83,15 @@ class DatasetRef(BaseModel):
     limit: int | None = None
 
 
+class ReplayRef(BaseModel):
+    """A diagnose replay's origin (ragmeter.diagnose.replay): the run it replays and the intervention."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    parent: str
+    intervention: str
+
+
 class RunRecord(BaseModel):
     """Persisted with every run (RunRow.record, EvalRunResult.record)."""
 
@@ -106,6 +115,9 @@ class RunRecord(BaseModel):
     # `repeat_temperature` with seed `seed + r` (ragmeter.run.repeats); 1 = one judgment, as before.
     repeat: int = 1
     repeat_temperature: float | None = None
+    # A diagnose replay names its parent run and intervention (None for every other run); resume rebuilds
+    # the replay from them (`ragmeter run --resume`).
+    replay: ReplayRef | None = None
 
     def dump(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

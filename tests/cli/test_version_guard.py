@@ -1,11 +1,15 @@
-"""The version guard end to end: runs judged under different prompts are not compared until rescored; a
-run whose values carry no versions (0.1) is refused unless allowed; a gate refuses mixed versions."""
+"""The version guard end to end: a metric judged under different prompts is left out of a comparison (one
+line naming both versions) until rescored, every other metric is compared; a run whose values carry no
+versions (0.1) has them left out unless allowed; judge repeats are part of the version; a gate on mixed
+versions is refused with exit 2."""
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import json
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -57,7 +61,7 @@ def _run(cli: Cli, env: dict[str, str], judge: str, *extra: str) -> dict[str, ob
     return run
 
 
-def test_prompt_change_refused_until_rescored(
+def test_prompt_change_left_out_until_rescored(
     cli_env: dict[str, str], ragmeter_cli: Cli, judge: str, changed_prompt: Callable[[], str]
 ) -> None:
     a = _run(ragmeter_cli, cli_env, judge)
@@ -65,11 +69,29 @@ def test_prompt_change_refused_until_rescored(
     new = changed_prompt()
     assert new != old
     b = _run(ragmeter_cli, cli_env, judge)
-    code, out, err = ragmeter_cli("runs", "compare", a["run_id"], b["run_id"], "--db", cli_env["db"])
-    assert code == 2 and out == ""
+    code, out, err = ragmeter_cli(
+        "runs", "compare", a["run_id"], b["run_id"], "--db", cli_env["db"], "--format", "json"
+    )
+    # every metric whose versions agree is compared; the judge metric and the total score made from it
+    # are left out, one line each naming both versions
+    assert code == 0, err
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err
-    assert "retrieval_grade" in lines[0] and old in lines[0] and new in lines[0]
+    assert "Traceback" not in err and len(lines) == 2, lines
+    for line, name in zip(sorted(lines), ("retrieval_grade", "total_score"), strict=True):
+        assert line.startswith(f"not compared: {name}: ") and old in line and new in line
+    report = json.loads(out)
+    compared = {r["metric"] for r in report["metrics"]}
+    assert "mrr" in compared and not compared & {"retrieval_grade", "total_score"}
+    assert [x.split(":")[0] for x in report["left_out"]] == ["retrieval_grade", "total_score"]
+    # report: the same, its significance table tests mrr and leaves the judge metrics out
+    out_dir = Path(cli_env["db"].removeprefix("sqlite:///")).parent / "rep"
+    code, out, err = ragmeter_cli(
+        "report", a["run_id"], b["run_id"], "--db", cli_env["db"], "--out", str(out_dir), "--no-plots"
+    )
+    assert code == 0, err
+    assert "not compared: retrieval_grade: " in err and "Traceback" not in err
+    tested = {row["metric"] for row in csv.DictReader((out_dir / "significance.csv").open())}
+    assert "mrr" in tested and not tested & {"retrieval_grade", "total_score"}
 
     code, out, err = ragmeter_cli(
         "runs", "compare", a["run_id"], b["run_id"], "--allow-version-mismatch", "--db", cli_env["db"]
@@ -88,7 +110,7 @@ def test_prompt_change_refused_until_rescored(
     assert grade["delta"] == pytest.approx(0.0) and grade["n_pairs"] == 6
 
 
-def test_unversioned_run_refused_unless_allowed(cli_env: dict[str, str], ragmeter_cli: Cli) -> None:
+def test_unversioned_values_left_out_unless_allowed(cli_env: dict[str, str], ragmeter_cli: Cli) -> None:
     from ragmeter.models import MetricResult
     from ragmeter.store import open_store
 
@@ -113,7 +135,8 @@ def test_unversioned_run_refused_unless_allowed(cli_env: dict[str, str], ragmete
     finally:
         store.close()
     code, out, err = ragmeter_cli("runs", "compare", *ids, "--db", cli_env["db"])
-    assert code == 2 and len(err.strip().splitlines()) == 1 and "mrr" in err and "unknown" in err
+    assert code == 0 and len(err.strip().splitlines()) == 1 and "mrr" in err and "unknown" in err
+    assert "not compared: mrr" in err and "mrr" not in out.split("queries that changed most")[0]
     code, out, err = ragmeter_cli("runs", "compare", *ids, "--allow-version-mismatch", "--db", cli_env["db"])
     assert code == 0 and "mrr" in out
     code, _, err = ragmeter_cli("rescore", ids[0], "--db", cli_env["db"])
@@ -134,3 +157,54 @@ def test_gate_refuses_mixed_versions() -> None:
     run = EvalRunResult(per_query=[q("a", "1"), q("b", "2")])
     assert mixed_versions(run, ["mrr"]) == ["mrr mixes versions 1+2"]
     assert mixed_versions(EvalRunResult(per_query=[q("a", "1"), q("b", "1")]), ["mrr"]) == []
+
+
+def _judged(run_id: str, *, repeat: int = 1, temperature: float | None = None) -> object:
+    from ragmeter.models import EvalConfig, EvalRunResult, MetricResult, QueryEvalResult
+
+    metrics = {
+        "retrieval_grade": MetricResult(name="retrieval_grade", value=7.0, version="retrieval_grade/v1+abc"),
+        "mrr": MetricResult(name="mrr", value=1.0, version="1"),
+    }
+    return EvalRunResult(
+        run_id=run_id,
+        config=EvalConfig(repeat=repeat, repeat_temperature=temperature),
+        versions={"judge": json.dumps({"backend": "openai", "model": "m", "params": {"temperature": 0}})},
+        per_query=[QueryEvalResult(query_id="q", metrics=metrics)],
+        record={"repeat": repeat, "repeat_temperature": temperature},
+    )
+
+
+def test_judge_repeats_are_part_of_the_version() -> None:
+    from ragmeter.errors import InputError
+    from ragmeter.experiments.version_guard import check_comparable, guard_runs, version_conflicts
+
+    once, mean3 = _judged("once"), _judged("mean3", repeat=3, temperature=0.7)
+    (line,) = version_conflicts(once, mean3)  # type: ignore[arg-type]
+    assert line.startswith("retrieval_grade: ") and "judged once" in line
+    assert "mean of 3 repeats at temperature 0.7" in line and "seed" in line
+    assert version_conflicts(mean3, _judged("again", repeat=3, temperature=0.7)) == []  # type: ignore[arg-type]
+    guarded = guard_runs([once, mean3])  # type: ignore[list-item]
+    assert guarded.left_out == [line] and guarded.allowed == []
+    assert all(set(q.metrics) == {"mrr"} for r in guarded.runs for q in r.per_query)
+    allowed = guard_runs([once, mean3], allow=True)  # type: ignore[list-item]
+    assert allowed.allowed == [line] and "retrieval_grade" in allowed.runs[1].per_query[0].metrics
+    with pytest.raises(InputError, match="mean of 3"):  # a gate (plan, experiment) on it is refused
+        check_comparable([once, mean3], metrics=["retrieval_grade"])  # type: ignore[list-item]
+
+
+def test_a_fail_under_gate_on_mixed_versions_is_refused_with_exit_2(
+    cli_env: dict[str, str], ragmeter_cli: Cli, judge: str
+) -> None:
+    from ragmeter.store import open_store
+
+    run_id = str(_run(ragmeter_cli, cli_env, judge)["run_id"])
+    with open_store(cli_env["db"]) as store:  # one grade made by another prompt (a resume across versions)
+        q = store.get_run(run_id).per_query[0]
+        old = q.metrics["retrieval_grade"].model_copy(update={"version": "retrieval_grade/v0"})
+        store.put_metric_values(run_id, {q.query_id: {"retrieval_grade": old}})
+    code, out, err = ragmeter_cli(
+        "run", "--resume", run_id, "--no-progress", "--fail-under", "retrieval_grade=1", "--db", cli_env["db"]
+    )
+    assert code == 2, (out, err)
+    assert "retrieval_grade mixes versions" in err and "refused" in err and "Traceback" not in err

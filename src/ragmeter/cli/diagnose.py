@@ -54,12 +54,58 @@ def diagnose_command(
         echo_json(out)
         return
     console().print(_table(out))
+    for line in _null_lines(out["metrics"]):
+        click.echo(line)
+    for name, rows in out.get("deltas", {}).items():
+        for r in rows:
+            if r["n"]:
+                click.echo(
+                    f"{name}: {r['metric']} (lower is better) {r['delta']:+.4f} vs the run over {r['n']} queries"
+                )
     for name, rows in out.get("also", {}).items():
         for r in rows:
             if r["n"]:
                 click.echo(f"{name}: {r['metric']} {r['delta']:+.4f} vs the run over {r['n']} queries")
+    if out.get("copied"):
+        click.echo(f"copied from the run, not judged again: {', '.join(out['copied'])}")
     click.echo(f"replays stored as runs: {', '.join(f'{k} {v}' for k, v in out['replays'].items())}")
+    for name, usage in out.get("usage", {}).items():
+        click.echo(f"{name} spent: {usage_line(usage)}")
     click.echo(out["calls"])
+
+
+def usage_line(usage: dict[str, Any]) -> str:
+    """`N calls (generator G, judge J), I input / O output tokens, cost $C` of one replay."""
+    total, gen, judge = usage["total"], usage["generator"], usage["judge"]
+    failed = f", {total['failed_calls']} failed" if total["failed_calls"] else ""
+    cost = (
+        f"cost ${total['cost_usd']:.4f}"
+        if total["cost_usd"] is not None
+        else f"cost unknown ({total['cost_note'] or 'no price'})"
+    )
+    return (
+        f"{total['calls']} calls (generator {gen['calls']}, judge {judge['calls']}{failed}), "
+        f"{total['input_tokens']} input / {total['output_tokens']} output tokens, {cost}"
+    )
+
+
+def _null_lines(metrics: list[dict[str, Any]]) -> list[str]:
+    """What the attribution counted as 0 and what it left out, per metric and part."""
+    lines = []
+    for m in metrics:
+        zeros = sum(m.get("counted_as_zero", {}).values())
+        if zeros:
+            lines.append(
+                f"{m['metric']}: {zeros} values null because the answer had no claims counted as 0 "
+                "(as RAGChecker counts them)"
+            )
+        for part, p in m.get("parts", {}).items():
+            for why, n in p.get("left_out", {}).items():
+                lines.append(f"{m['metric']} {part}: {n} queries left out ({why})")
+        if not m["n"]:
+            for why, n in m.get("left_out", {}).items():
+                lines.append(f"{m['metric']}: {n} queries left out ({why})")
+    return lines
 
 
 def _table(out: dict[str, Any]) -> Any:

@@ -29,11 +29,15 @@ def db_option(fn: F) -> F:
 
 
 def allow_version_mismatch_option(fn: F) -> F:
-    """Every command that compares stored values refuses different metric versions or judge models."""
+    """Every command that compares stored values leaves out (a comparison) or refuses (a gate) the metrics
+    whose values differ in metric version, judge model or judge sampling."""
     return click.option(
         "--allow-version-mismatch",
         is_flag=True,
-        help="Compare values made by different metric versions or judge models (refused by default).",
+        help=(
+            "Compare values made by different metric versions, judge models or judge sampling (repeats, "
+            "temperature), with a warning; by default a comparison leaves them out and a gate is refused."
+        ),
     )(fn)
 
 

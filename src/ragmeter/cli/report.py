@@ -85,25 +85,45 @@ def report_command(
 
     check_output_path(out_dir / "report.html", source="--out")
     results = load_runs(runs, db)
+    compared = results
     if len(results) > 1:
-        from ragmeter.experiments.version_guard import check_comparable
+        from ragmeter.experiments.version_guard import guard_runs
 
-        for line in check_comparable(results, allow=allow_version_mismatch, source="report"):
+        guarded = guard_runs(results, allow=allow_version_mismatch)
+        compared = guarded.runs  # the tests: every metric whose versions agree; the others left out
+        for line in guarded.allowed:
             click.echo(f"warning: version mismatch allowed: {line}", err=True)
+        for line in guarded.left_out:
+            click.echo(f"not compared: {line}", err=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     comparisons = None
     if len(results) > 1:
+        from ragmeter.experiments.compare import is_class_share
         from ragmeter.experiments.significance import compare_runs, per_query_values
 
         labels = [run_label(r, i) for i, r in enumerate(results)]
-        base = per_query_values(results[0])
-        comparisons = [
-            compare_runs(
-                base, per_query_values(r), seed=seed, n_resamples=resamples, names=(labels[0], labels[i])
+        base = per_query_values(compared[0])
+
+        def tested(other: dict[str, dict[str, float | None]]) -> list[str]:
+            """Shared metrics but the failure-class shares (no hypotheses in Holm's family)."""
+            names = dict.fromkeys(n for values in base.values() for n in values)
+            present = {n for values in other.values() for n in values}
+            return [n for n in names if n in present and not is_class_share(n)]
+
+        comparisons = []
+        for i, r in enumerate(compared[1:], start=1):
+            values = per_query_values(r)
+            comparisons.append(
+                compare_runs(
+                    base,
+                    values,
+                    metrics=tested(values),
+                    seed=seed,
+                    n_resamples=resamples,
+                    names=(labels[0], labels[i]),
+                )
             )
-            for i, r in enumerate(results[1:], start=1)
-        ]
         sig_path = out_dir / "significance.csv"
         rows = [row for c in comparisons for row in c.rows()]
         with sig_path.open("w", encoding="utf-8", newline="") as fh:

@@ -47,6 +47,8 @@ def run_command(**params: Any) -> None:
     from ragmeter.llm.spend import SpendCapReached
     from ragmeter.run.api import run_prepared
 
+    if params.get("resume") and _resume_replay(params):
+        return
     checked = check_run(params)  # every flag, the config and the whole invocation, checked once
     flags, store = checked.flags, checked.store
     flags.cost.check_prepared(checked.prepared)  # under a cap: every LLM priced, before anything is stored
@@ -76,6 +78,11 @@ def run_command(**params: Any) -> None:
     store.close()
     for note in written.notes:
         click.echo(note, err=True)
+    refused = _refused_gates(result, flags.gates.thresholds)
+    for line in refused:  # a gate on values of mixed versions decides nothing: refused, exit 2
+        click.echo(f"ragmeter: fail-under: {line}", err=True)
+    if refused:
+        sys.exit(2)
     flaky = {name: g for name, g in result.gates_across_repeats.items() if g.flaky}
     for line in flaky_lines(flaky, fails=flags.gates.flaky_fails):
         click.echo(f"ragmeter: {line}", err=True)
@@ -97,14 +104,39 @@ def flaky_lines(flaky: Mapping[str, Any], *, fails: bool) -> list[str]:
     return [f"{flaky_line(name, g)}; {then}" for name, g in flaky.items()]
 
 
-def _fall_short(result: Any, thresholds: Mapping[str, float]) -> list[str]:
-    """The gates this run failed: a mean short of its threshold, or a metric whose values in this run mix
-    versions (a resume after a prompt change)."""
+def _resume_replay(params: dict[str, Any]) -> bool:
+    """`run --resume REPLAY` of a diagnose replay: rebuilt from its parent (ragmeter.diagnose.resume).
+    False when the run is no replay (the ordinary resume follows)."""
+    import asyncio
+
+    from ragmeter.cli.options import open_db
+    from ragmeter.diagnose.resume import aresume_replay, replay_parent
+
+    store = open_db(params.get("db"))
+    try:
+        if replay_parent(store.get_run(str(params["resume"]), with_queries=False)) is None:
+            return False
+        result = asyncio.run(
+            aresume_replay(str(params["resume"]), store=store, progress=not params.get("no_progress"))
+        )
+    finally:
+        store.close()
+    print_run(result)
+    return True
+
+
+def _refused_gates(result: Any, thresholds: Mapping[str, float]) -> list[str]:
+    """The gates on a metric whose values in this run mix versions (a resume after a prompt change)."""
     from ragmeter.experiments.version_guard import mixed_versions
+
+    return [
+        f"{line}: refused (`ragmeter rescore {result.run_id}`)" for line in mixed_versions(result, thresholds)
+    ]
+
+
+def _fall_short(result: Any, thresholds: Mapping[str, float]) -> list[str]:
+    """The gates this run failed: a mean short of its threshold."""
     from ragmeter.run.sequential import stopped_gates_short
 
     stopped = stopped_gates_short(result.sequential)  # a stopped run: its gates' decisions, not its means
-    short = check_fail_under(result.aggregate, dict(thresholds)) if stopped is None else stopped
-    return short + [
-        f"{line}: refused (`ragmeter rescore {result.run_id}`)" for line in mixed_versions(result, thresholds)
-    ]
+    return check_fail_under(result.aggregate, dict(thresholds)) if stopped is None else stopped

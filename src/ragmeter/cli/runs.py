@@ -144,17 +144,19 @@ def compare_command(
     with its interval, the minimum detectable effect, paired t-test and permutation p-values (Holm-adjusted
     across metrics), per query B's wins / losses / ties in each metric's direction, the queries that changed
     most in both directions, and latency p50/p95/max per stage. Three or more runs add a randomised Tukey HSD
-    over every pair. Values of different metric versions or judge models are refused."""
+    over every pair. A metric whose values differ in metric version, judge model or judge sampling is left
+    out with one line naming both versions (--allow-version-mismatch includes it, with a warning). Failure
+    class shares show their Wilson intervals and take no part in the tests or Holm."""
     from ragmeter.experiments.compare import compare, metric_names, tukey_rows
-    from ragmeter.experiments.version_guard import check_comparable
+    from ragmeter.experiments.version_guard import LEFT_OUT_HINT, guard_runs
 
     if len(run_ids) < 2:
         raise InputError("runs compare needs at least two run ids", source="runs compare")
     if resamples < 100:
         raise InputError(f"--resamples must be at least 100, got {resamples}", source="--resamples")
     with open_db(db) as store:
-        found = [store.get_run(r) for r in run_ids]
-        warnings = check_comparable(found, allow=allow_version_mismatch, source="runs compare")
+        guarded = guard_runs([store.get_run(r) for r in run_ids], allow=allow_version_mismatch)
+        found, warnings = guarded.runs, guarded.allowed
         clusters = _clusters(store, found, cluster_by) if cluster_by else None
     from ragmeter.experiments.render import ComparisonReport
 
@@ -182,6 +184,7 @@ def compare_command(
         cluster_by=cluster_by,
         tukey=tukey,
         version_mismatches=warnings,
+        left_out=guarded.left_out,
         stability={
             r.run_id or "": {n: s.model_dump(mode="json") for n, s in r.stability.items()}
             for r in found
@@ -190,6 +193,8 @@ def compare_command(
     )
     for line in warnings if fmt != "json" else []:
         click.echo(f"warning: version mismatch allowed: {line}", err=True)
+    for line in guarded.left_out:  # every other metric is compared
+        click.echo(f"not compared: {line}; {LEFT_OUT_HINT}", err=True)
     if fmt == "json":
         click.echo(report.to_json())
     else:

@@ -10,7 +10,9 @@ metrics equal its parent's by construction).
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -19,56 +21,121 @@ from ragmeter.diagnose.replay import (
     CHAIN,
     NO_RERANK,
     CountedRetrieval,
-    ReplaySystem,
     check_intervention,
-    corpus_texts,
-    replay_contexts,
+    replay_system,
 )
 from ragmeter.errors import InputError
 from ragmeter.models import EvalRunResult
 from ragmeter.stats import resample
 
 PARTS = ("ranking_and_context", "retrieval", "generation")
+STEPS = ("run", *CHAIN)
+# The runs each part reads (a part is the difference of two steps; generation is best - oracle-context).
+PART_STEPS = {
+    "ranking_and_context": ("run", "oracle-rank"),
+    "retrieval": ("oracle-rank", "oracle-context"),
+    "generation": ("oracle-context",),
+}
+
+
+def _eligible(name: str) -> str | None:
+    """None when `name` is attributed (a bounded, higher-is-better answer metric), else why not; a
+    lower-is-better one is "lower" (shown as deltas: its best value is no lost point to split)."""
+    import ragmeter.metrics as rm
+
+    spec = rm.lookup(name)
+    if spec is None or not spec.bounded or "answer" not in spec.inputs or spec.family == "diagnosis":
+        return "not a bounded answer metric"
+    return None if spec.higher_is_better else "lower"
 
 
 def answer_metrics(run: EvalRunResult, names: Sequence[str] | None) -> list[str]:
-    """The bounded answer metrics to attribute: `names` (checked), else every one the run has."""
-    import ragmeter.metrics as rm
+    """The bounded higher-is-better answer metrics to attribute: `names` (checked), else every one the run
+    has. Lower-is-better ones are left to `delta_metrics`."""
+    return [n for n in _answer_names(run, names) if _eligible(n) is None]
 
-    def ok(name: str) -> bool:
-        spec = rm.lookup(name)
-        return spec is not None and spec.bounded and "answer" in spec.inputs and spec.family != "diagnosis"
+
+def delta_metrics(run: EvalRunResult, names: Sequence[str] | None) -> list[str]:
+    """The bounded lower-is-better answer metrics (rc_hallucination, ...): shown as each replay's delta."""
+    return [n for n in _answer_names(run, names) if _eligible(n) == "lower"]
+
+
+def _answer_names(run: EvalRunResult, names: Sequence[str] | None) -> list[str]:
+    import ragmeter.metrics as rm
 
     if names:
         for name in names:
-            if not ok(rm.canonical(name, source="--metrics")):
+            if _eligible(rm.canonical(name, source="--metrics")) not in (None, "lower"):
                 raise InputError(f"{name!r} is not a bounded answer metric", source="--metrics")
         return [rm.canonical(n) for n in names]
-    return [n for n in sorted(run.aggregate, key=rm.sort_key) if ok(n)]
+    return [n for n in sorted(run.aggregate, key=rm.sort_key) if _eligible(n) in (None, "lower")]
 
 
-def _values(run: EvalRunResult, name: str) -> dict[str, float]:
-    out = {}
+@dataclass
+class StepValues:
+    """One run's values of a metric: valued queries, queries counted as 0 because the answer had no claims
+    (RAGChecker's convention, ragmeter.judges.claims), and the queries left out with why."""
+
+    values: dict[str, float] = field(default_factory=dict)
+    zeros: set[str] = field(default_factory=set)
+    left_out: dict[str, str] = field(default_factory=dict)
+
+
+def _values(run: EvalRunResult, name: str) -> StepValues:
+    from ragmeter.judges.claims import NO_RESPONSE_CLAIMS
+
+    out = StepValues()
     for r in run.per_query:
         m = r.metrics.get(name)
-        if r.status == "ok" and m is not None and m.value is not None:
-            out[r.query_id] = m.value
+        if r.status != "ok":
+            out.left_out[r.query_id] = "the query failed"
+        elif m is None:
+            out.left_out[r.query_id] = "no value stored"
+        elif m.value is not None:
+            out.values[r.query_id] = m.value
+        elif m.error == NO_RESPONSE_CLAIMS:  # "I do not know.": RAGChecker scores it 0, so do we here
+            out.values[r.query_id] = 0.0
+            out.zeros.add(r.query_id)
+        else:
+            out.left_out[r.query_id] = m.error or "null without a reason"
     return out
+
+
+def _left_out(steps: dict[str, StepValues], reads: Sequence[str], queries: set[str]) -> dict[str, int]:
+    """{"STEP: reason": queries} for the queries a part loses to the nulls of the runs it reads."""
+    counts: Counter[str] = Counter()
+    for step in reads:
+        for q, why in steps[step].left_out.items():
+            if q in queries:
+                counts[f"{step}: {why}"] += 1
+    return dict(sorted(counts.items()))
 
 
 def attribute(
     name: str, runs: dict[str, EvalRunResult], *, seed: int = 42, n_resamples: int = 2000
 ) -> dict[str, Any]:
-    """The chain's parts of one metric with paired bootstrap intervals over queries."""
+    """The chain's parts of one metric with paired bootstrap intervals over queries. The parts share one
+    set of queries (those valued in all three runs), so that they add up to the gap; each part names the
+    queries the nulls of its own runs left out, and how many values were counted as 0."""
     import ragmeter.metrics as rm
 
     spec = rm.get(name)
     best = spec.range[1] if spec.higher_is_better else spec.range[0]
     assert best is not None
-    base, rank, ctx = (_values(runs[k], name) for k in ("run", *CHAIN))
+    steps = {k: _values(runs[k], name) for k in STEPS}
+    base, rank, ctx = (steps[k].values for k in STEPS)
+    everyone = set().union(*(set(s.values) | set(s.left_out) for s in steps.values()))
     queries = sorted(set(base) & set(rank) & set(ctx))
+    left_out = _left_out(steps, STEPS, everyone)
+    zeros = {k: len(steps[k].zeros & set(queries)) for k in STEPS}
     if not queries:
-        return {"metric": name, "n": 0, "note": "no query has a value in all three runs"}
+        return {
+            "metric": name,
+            "n": 0,
+            "note": "no query has a value in all three runs",
+            "left_out": left_out,
+            "counted_as_zero": zeros,
+        }
     v = np.array([[base[q], rank[q], ctx[q]] for q in queries], dtype=float)
     diffs = np.stack([v[:, 1] - v[:, 0], v[:, 2] - v[:, 1], best - v[:, 2]], axis=1)
     boot = resample.bootstrap(
@@ -77,10 +144,19 @@ def attribute(
     parts = {}
     for i, part in enumerate(PARTS):
         lo, hi = boot.interval(i) or (math.nan, math.nan)
-        parts[part] = {"mean": float(diffs[:, i].mean()), "ci95": [float(lo), float(hi)]}
+        reads = PART_STEPS[part]
+        parts[part] = {
+            "mean": float(diffs[:, i].mean()),
+            "ci95": [float(lo), float(hi)],
+            "counted_as_zero": sum(zeros[k] for k in reads),
+            "left_out": _left_out(steps, reads, everyone),
+        }
     return {
         "metric": name,
         "n": len(queries),
+        "n_left_out": len(everyone) - len(queries),
+        "left_out": left_out,
+        "counted_as_zero": zeros,
         "higher_is_better": spec.higher_is_better,
         "run": float(v[:, 0].mean()),
         "oracle_rank": float(v[:, 1].mean()),
@@ -92,7 +168,7 @@ def attribute(
 
 
 def extra_delta(name: str, run: EvalRunResult, other: EvalRunResult) -> dict[str, Any]:
-    a, b = _values(run, name), _values(other, name)
+    a, b = _values(run, name).values, _values(other, name).values
     shared = sorted(set(a) & set(b))
     if not shared:
         return {"metric": name, "n": 0}
@@ -115,6 +191,7 @@ async def adiagnose(
     """Replay `run_id` along the chain (plus `also`), store each replay, and attribute the gap.
     Refusals (InputError, nothing stored): no record, an unknown intervention, no relevance labels, a system
     without `answer` or that the record cannot rebuild (`system=` passes an in-process one)."""
+    from ragmeter.llm.meter import MeteredLLM
     from ragmeter.records import RunRecord
     from ragmeter.run.api import arun_evaluation
     from ragmeter.run.rebuild import SystemAdapter, build_clients, build_system, resolve_dataset
@@ -128,7 +205,8 @@ async def adiagnose(
     if not record.evaluate_generation or all(r.answer is None for r in run.per_query):
         raise InputError(f"run {run_id} has no answers: there is no generator to replay", source=run_id)
     names = answer_metrics(run, metrics)
-    if not names:
+    lower = delta_metrics(run, metrics)
+    if not names and not lower:
         raise InputError(f"run {run_id} has no bounded answer metric to attribute", source="--metrics")
     if system is None and (record.system.kind == "object" or not record.system.rebuildable):
         raise InputError(
@@ -143,45 +221,40 @@ async def adiagnose(
         raise InputError(
             f"run {run_id}'s queries have no relevance labels: the oracle steps need qrels", source=run_id
         )
+    copied = copied_metrics(run)
     judge, gen, owned = build_clients(record, judge=llm, generator=generator, want_generator=system is None)
     try:
-        parent = SystemAdapter(system) if system is not None else build_system(record.system, dataset, gen)
+        # the generator is metered: each replay stores (and diagnose reports) the calls it made
+        metered = MeteredLLM(gen, "generator") if gen is not None else None
+        parent = (
+            SystemAdapter(system) if system is not None else build_system(record.system, dataset, metered)
+        )
         if not callable(getattr(parent.system, "answer", None)):
             raise InputError(f"the system of run {run_id} has no answer(): nothing to replay", source=run_id)
         rerun = _without_rerank(parent.system, run_id) if NO_RERANK in extras else None
-        corpus = corpus_texts(dataset)
         replays: dict[str, EvalRunResult] = {"run": run}
+        config, replay_judge = replay_config(run, record, copied, judge)
         for intervention in (*CHAIN, *extras):
-            extra = {**run.config.extra, "replay": {"parent": run_id, "intervention": intervention}}
-            config = run.config.model_copy(update={"extra": extra, "output": None})
+            extra = {**config.extra, "replay": {"parent": run_id, "intervention": intervention}}
+            this = config.model_copy(update={"extra": extra})
             name = f"{intervention} of {run_id}"
-            if intervention == NO_RERANK:
+            if intervention == NO_RERANK:  # retrieval runs again: every metric is measured anew
                 assert rerun is not None
+                whole = run.config.model_copy(update={"output": None, "extra": extra})
                 replays[intervention] = await arun_evaluation(
-                    dataset, rerun, config, store=store, llm=judge, name=name, progress=False
+                    dataset, rerun, whole, store=store, llm=judge, name=name, progress=False
                 )
                 continue
-            contexts = {
-                r.question: replay_contexts(
-                    intervention,
-                    by_id[r.query_id],
-                    r,
-                    context_k=record.context_k,
-                    corpus=corpus,
-                    relevance_level=record.relevance_level,
-                )
-                for r in run.per_query
-                if r.status == "ok" and r.query_id in by_id
-            }
-            replays[intervention] = await arun_evaluation(
+            replayed = await arun_evaluation(
                 dataset,
-                ReplaySystem(parent, run, contexts),
-                config,
+                replay_system(intervention, parent, run, dataset, record),
+                this,
                 store=store,
-                llm=judge,
+                llm=replay_judge,
                 name=name,
                 progress=False,
             )
+            replays[intervention] = copy_parent_values(store, run, replayed, copied)
     finally:
         for client in owned:
             await client.aclose()
@@ -190,8 +263,12 @@ async def adiagnose(
         "replays": {k: r.run_id for k, r in replays.items() if k != "run"},
         "calls": "replays call the system's answer() and the judges only; retrieve() is never called",
         "retrieve_calls": {k: 0 for k in replays if k != "run"},
+        "usage": {k: replay_usage(r) for k, r in replays.items() if k != "run"},
+        "copied": sorted(copied),
         "metrics": [attribute(n, replays, seed=seed, n_resamples=n_resamples) for n in names],
     }
+    if lower:  # lower-is-better: each replay's change, not lost points
+        out["deltas"] = {k: [extra_delta(n, run, r) for n in lower] for k, r in replays.items() if k != "run"}
     if rerun is not None:
         out["retrieve_calls"][NO_RERANK] = rerun.retrieve_calls
         out["calls"] = (
@@ -202,6 +279,88 @@ async def adiagnose(
     if extras:
         out["also"] = {e: [extra_delta(n, run, replays[e]) for n in names] for e in extras}
     return out
+
+
+def copied_metrics(run: EvalRunResult) -> set[str]:
+    """The judge metrics of the run that read no answer (the retrieval grade, its total score and pass
+    rates): not attributed, and the same for every replay, so a replay copies the parent's values instead of
+    judging them again."""
+    import ragmeter.metrics as rm
+
+    found = {n for r in run.per_query for n in r.metrics} | set(run.aggregate)
+    out = set()
+    for name in found:
+        spec = rm.lookup(name)
+        if spec is not None and spec.family == "judge" and "answer" not in spec.inputs:
+            out.add(name)
+    return out
+
+
+def replay_config(run: EvalRunResult, record: Any, copied: set[str], judge: Any) -> tuple[Any, Any]:
+    """(the replays' config, their judge client): the parent's config (no output files) with its metrics
+    named explicitly minus the copied ones; no judge when every judge metric is copied."""
+    from ragmeter.score.plan import SEMANTIC, plan_metrics
+
+    config = run.config.model_copy(update={"output": None})
+    if not copied:
+        return config, judge
+    plan = plan_metrics(
+        record.metrics,
+        record.cutoffs,
+        evaluate_generation=record.evaluate_generation,
+        judged=judge is not None,
+        semantic=run.config.extra.get("semantic") is not False,
+    )
+    judges = [n for n in plan.judges if n not in copied]
+    names = [*plan.retrieval, *(plan.lexical or ()), *judges, *plan.custom]
+    names += [SEMANTIC] if plan.semantic else []
+    if not judges:
+        config = config.model_copy(update={"use_llm_judge": False, "judge_model": None})
+        judge = None
+    return config.model_copy(update={"metrics": names}), judge
+
+
+def copy_parent_values(
+    store: Any, run: EvalRunResult, replay: EvalRunResult, copied: set[str]
+) -> EvalRunResult:
+    """The replay with the parent's values of `copied` (per query, aggregate, the judge's versions) stored."""
+    if not copied or replay.run_id is None:
+        return replay
+    done = {r.query_id for r in replay.per_query}
+    values = {
+        r.query_id: {n: m for n, m in r.metrics.items() if n in copied}
+        for r in run.per_query
+        if r.query_id in done
+    }
+    store.put_metric_values(replay.run_id, {q: v for q, v in values.items() if v})
+    aggregate = {**replay.aggregate, **{n: s for n, s in run.aggregate.items() if n in copied}}
+    versions = dict(replay.versions)
+    for key, value in run.versions.items():
+        if key.removeprefix("prompt.") in copied or (key == "judge" and key not in versions):
+            versions[key] = value
+    summary = store.run_summary(replay.run_id)
+    summary["copied_from_parent"] = {"run": run.run_id, "metrics": sorted(copied)}
+    store.update_scores(replay.run_id, aggregate=aggregate, summary=summary, versions=versions)
+    updated: EvalRunResult = store.get_run(replay.run_id)
+    return updated
+
+
+def replay_usage(replay: EvalRunResult) -> dict[str, Any]:
+    """What a replay spent: calls (answered, failed), tokens and cost of its generator, its judge, in all."""
+    usage = replay.usage or {}
+
+    def line(role: str) -> dict[str, Any]:
+        got = usage.get(role) or {}
+        return {
+            "calls": got.get("calls", 0),
+            "failed_calls": got.get("failed_calls", 0),
+            "input_tokens": got.get("input_tokens", 0),
+            "output_tokens": got.get("output_tokens", 0),
+            "cost_usd": got.get("cost_usd", 0.0),
+            "cost_note": got.get("cost_note"),
+        }
+
+    return {role: line(role) for role in ("generator", "judge", "total")}
 
 
 def _without_rerank(system: Any, run_id: str) -> CountedRetrieval:

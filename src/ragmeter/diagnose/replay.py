@@ -54,8 +54,10 @@ def replay_contexts(
     context_k: int,
     corpus: Mapping[str, str],
     relevance_level: int = 1,
+    max_chars: int | None = None,
 ) -> list[Retrieved]:
-    """The contexts an intervention gives the generator for one query."""
+    """The contexts an intervention gives the generator for one query. `max_chars`: the system's passage
+    limit (the built-in pipeline cuts each context there); an oracle passage obeys it."""
     relevant = {d for d, g in query.judgments().items() if g >= relevance_level}
     if intervention == "oracle-rank":
         first = [d for d in stored.retrieved if d.doc_id in relevant]
@@ -64,34 +66,95 @@ def replay_contexts(
     if intervention == "oracle-context":
         grades = query.judgments()
         ids = sorted(relevant, key=lambda d: (-grades[d], d))
-        return [Retrieved(d, float(grades[d]), corpus.get(d, "")) for d in ids]
+        answers = query.gold_answers()
+        return [
+            Retrieved(d, float(grades[d]), oracle_passage(corpus.get(d, ""), answers, max_chars)) for d in ids
+        ]
     m = _CONTEXT_K.match(intervention)
     assert m is not None, intervention
     return [_hit(d) for d in stored.retrieved[: int(m.group(1))]]
 
 
+def oracle_passage(text: str, answers: Sequence[str], max_chars: int | None) -> str:
+    """A relevant document as one passage of at most `max_chars`: the window that holds the first reference
+    answer found in it (case-insensitive; centred on it where the document allows), else its beginning."""
+    if max_chars is None or len(text) <= max_chars:
+        return text
+    lowered = text.lower()
+    for answer in answers:
+        needle = answer.strip().lower()
+        at = lowered.find(needle) if needle else -1
+        if at < 0:
+            continue
+        if len(needle) >= max_chars:
+            return text[at : at + max_chars]
+        start = max(0, min(at - (max_chars - len(needle)) // 2, len(text) - max_chars))
+        return text[start : start + max_chars]
+    return text[:max_chars]
+
+
+def passage_limit(system: Any) -> int | None:
+    """The passage limit of the system a replay drives (the built-in pipeline's max_context_chars)."""
+    limit = getattr(system, "max_context_chars", None)
+    return int(limit) if isinstance(limit, int) and limit > 0 else None
+
+
 class ReplaySystem:
     """The parent's stored outputs as a system: `retrieve` returns the stored list (no call), the
-    generator gets the intervention's contexts through the parent system's `answer`."""
+    generator gets the intervention's contexts through the parent system's `answer`. Both are keyed by the
+    query id the run loop makes current (ragmeter.systems.context): two queries may ask the same question."""
 
     def __init__(self, parent: Any, run: EvalRunResult, contexts: dict[str, list[Retrieved]]) -> None:
         self.parent = parent
         self.name = f"replay of {run.config.system}"
-        self.stored = {r.question: r for r in run.per_query}
-        self.contexts = contexts  # by question
+        self.stored = {r.query_id: r for r in run.per_query}
+        self.contexts = contexts  # by query id
+
+    @staticmethod
+    def _query_id(question: str) -> str:
+        from ragmeter.systems.context import current_query
+
+        current = current_query()
+        if current is None:
+            raise InputError(f"a replay is driven by the run loop (no current query for {question!r})")
+        return current.query_id
 
     def retrieve(self, question: str, k: int) -> list[Retrieved]:
-        stored = self.stored.get(question)
+        query_id = self._query_id(question)
+        stored = self.stored.get(query_id)
         if stored is None:
-            raise InputError(f"the parent run has no stored result for {question!r}", source="diagnose")
+            raise InputError(f"the parent run has no stored result for query {query_id!r}", source="diagnose")
         return [_hit(d) for d in stored.retrieved[:k]]
 
     def select_contexts(self, question: str, hits: Sequence[Retrieved], k: int) -> list[Retrieved]:
-        return list(self.contexts[question])
+        return list(self.contexts[self._query_id(question)])
 
     async def answer(self, question: str, contexts: list[Retrieved]) -> str | None:
         answer: str | None = await self.parent.answer(question, contexts)
         return answer
+
+
+def replay_system(
+    intervention: str, parent: Any, run: EvalRunResult, dataset: EvalDataset, record: Any
+) -> ReplaySystem:
+    """The replay of `run` under `intervention` (oracle-rank, oracle-context, context-k=N): each successful
+    query's contexts, given through `parent` (the parent's system, SystemAdapter) and its passage limit."""
+    by_id = {q.query_id: q for q in dataset.queries}
+    corpus = corpus_texts(dataset)
+    contexts = {
+        r.query_id: replay_contexts(
+            intervention,
+            by_id[r.query_id],
+            r,
+            context_k=record.context_k,
+            corpus=corpus,
+            relevance_level=record.relevance_level,
+            max_chars=passage_limit(parent.system),
+        )
+        for r in run.per_query
+        if r.status == "ok" and r.query_id in by_id
+    }
+    return ReplaySystem(parent, run, contexts)
 
 
 def corpus_texts(dataset: EvalDataset) -> dict[str, str]:

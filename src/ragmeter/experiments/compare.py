@@ -92,7 +92,7 @@ def significance_rows(
     rows = compare_rows(a, b)
     tested = compare_results(
         [a, b],
-        metrics=[r["metric"] for r in rows],
+        metrics=[r["metric"] for r in rows if not is_class_share(r["metric"])],
         seed=seed,
         n_resamples=n_resamples,
         clusters=clusters,
@@ -110,7 +110,20 @@ def significance_rows(
         r["p_t"] = m.p_t if m else None
         r["p_perm"] = m.p_perm if m else None
         r["p_holm"] = m.p_holm if m else None
+        if is_class_share(r["metric"]):  # a description of the runs, not a hypothesis: no test, no Holm
+            r["wilson"] = {"a": _ci(a, r["metric"]), "b": _ci(b, r["metric"])}
     return rows
+
+
+def is_class_share(metric: str) -> bool:
+    """A failure class's share (class_<name>, ragmeter.score.classes): shown with its Wilson intervals,
+    left out of the tests and of Holm's family (they are one query's class, counted six ways)."""
+    return metrics.family_of(metric) == "diagnosis"
+
+
+def _ci(run: EvalRunResult, metric: str) -> list[float] | None:
+    s = run.aggregate.get(metric)
+    return list(s.ci95) if s is not None and s.ci95 is not None else None
 
 
 def query_changes(
@@ -120,6 +133,8 @@ def query_changes(
     each sorted by the size of the change, largest first, `top` of each. With top=None: every changed
     query, and "unchanged" lists the rest of the paired queries. Each entry has query_id, question, a, b
     and delta (B - A; for a lower-is-better metric an improvement is a negative delta)."""
+    if is_class_share(metric):
+        return class_moves(a, b, metric, top=top)
     sign = 1.0 if metrics.higher_is_better(metric) else -1.0
     questions = {q.query_id: q.question for q in b.per_query}
     vb = query_values(b, metric)
@@ -137,6 +152,35 @@ def query_changes(
         return {"improved": improved[:top], "regressed": regressed[:top]}
     unchanged = [r for r in paired if abs(r["delta"]) <= _TIE]
     return {"improved": improved, "regressed": regressed, "unchanged": unchanged}
+
+
+def class_moves(
+    a: EvalRunResult, b: EvalRunResult, metric: str, *, top: int | None = 5
+) -> dict[str, list[dict[str, Any]]]:
+    """The queries that moved into or out of the class of `metric`: {"moved": [...]}, each entry naming
+    the class in A and in B (a move between failure classes is neither an improvement nor a regression)."""
+    from ragmeter.score.classes import class_of
+
+    before = {q.query_id: q for q in a.per_query}
+    moved: list[dict[str, Any]] = []
+    for qb in b.per_query:
+        qa = before.get(qb.query_id)
+        x, y = (q.metrics.get(metric) if q is not None else None for q in (qa, qb))
+        if qa is None or x is None or y is None or x.value is None or y.value is None or x.value == y.value:
+            continue
+        moved.append(
+            {
+                "query_id": qb.query_id,
+                "question": qb.question,
+                "a": x.value,
+                "b": y.value,
+                "delta": y.value - x.value,
+                "from": class_of(qa),
+                "to": class_of(qb),
+            }
+        )
+    moved.sort(key=lambda r: r["query_id"])
+    return {"moved": moved if top is None else moved[:top]}
 
 
 def latency_stages(runs: list[EvalRunResult]) -> list[str]:

@@ -129,6 +129,7 @@ class ComparisonReport:
     # three or more runs: the randomised Tukey HSD of every pair (ragmeter.experiments.compare.tukey_rows)
     tukey: list[dict[str, Any]] = field(default_factory=list)
     version_mismatches: list[str] = field(default_factory=list)  # allowed with --allow-version-mismatch
+    left_out: list[str] = field(default_factory=list)  # metrics not compared: their versions differ
     # runs judged in repeats: {run id: {judge metric: JudgeStability as JSON}} (`run --repeat N`)
     stability: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -148,6 +149,7 @@ class ComparisonReport:
         out: dict[str, Any] = {"a": self.a, "seed": self.seed, "resamples": self.resamples}
         out["cluster_by"] = self.cluster_by
         out["version_mismatches"] = self.version_mismatches
+        out["left_out"] = self.left_out
         if self.tukey:
             out["tukey_hsd"] = self.tukey
         out["comparisons"] = self.comparisons
@@ -161,6 +163,11 @@ class ComparisonReport:
         rows = []
         for r in c["metrics"]:
             ci = "-" if r["ci95"] is None else f"[{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}]"
+            if r.get("wilson"):  # a class share: each run's Wilson interval, no test of B - A
+                ci = "Wilson " + " / ".join(
+                    "-" if w is None else f"[{w[0]:.3f}, {w[1]:.3f}]"
+                    for w in (r["wilson"]["a"], r["wilson"]["b"])
+                )
             ps = [_p(r[k], bold=rich) for k in ("p_t", "p_perm", "p_holm")]
             values = [
                 fmt_value(r["a"]),
@@ -180,8 +187,11 @@ class ComparisonReport:
                 for e in entries:
                     q = e["question"] if len(e["question"]) <= 60 else e["question"][:59] + "…"
                     delta = _delta(e["delta"], better[metric], color=rich)
+                    label = change
+                    if change == "moved":  # a failure class: from one class to another, not better or worse
+                        label, delta = f"moved {e['from']} -> {e['to']}", f"{e['delta']:+g}"
                     rows.append(
-                        [metric, change, e["query_id"], q, fmt_value(e["a"]), fmt_value(e["b"]), delta]
+                        [metric, label, e["query_id"], q, fmt_value(e["a"]), fmt_value(e["b"]), delta]
                     )
         return rows
 

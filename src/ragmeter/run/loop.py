@@ -84,7 +84,10 @@ class QueryWorker:
                     await close()
 
     async def evaluate(self, query: EvalQuery) -> QueryEvalResult:
-        with query_usage() as usage:
+        from ragmeter.systems.context import query_context
+
+        # the system may read which query it serves (ragmeter.systems.context.current_query)
+        with query_usage() as usage, query_context(query.query_id, query.question, query.metadata):
             result = await self._evaluate(query)
         return result.model_copy(update={"usage": usage}) if usage else result
 

@@ -207,6 +207,7 @@ def _new_record(
         cache=config.cache,
         executor=config.executor,
         **_repeat_fields(config, judged),
+        replay=config.extra.get("replay"),
     )
 
 

@@ -19,8 +19,11 @@ from ragmeter.score.query import context_docs
 
 # The correctness rule: the first of these with a value decides (value >= threshold is correct).
 DEFAULT_CORRECT = (("answer_correctness", 0.5), ("token_f1", 0.5), ("exact_match", 1.0))
-# What says a right answer is supported: the first with a value (< 1 is unsupported).
-SUPPORT = ("rc_faithfulness", "factuality")
+# What says a right answer is supported by its contexts, the first with a value, and the value from which it
+# is: every answer claim entailed by a context (RAGChecker's faithfulness), else the groundedness judge's
+# midpoint. Verdicts made against the contexts only: `factuality` adds the reference answer to its sources,
+# so a right answer the contexts do not support would pass it.
+SUPPORT = (("rc_faithfulness", 1.0), ("groundedness", 0.5))
 _RULE = re.compile(r"^\s*([a-z][a-z0-9_@]*)\s*>=\s*([-+]?\d+(?:\.\d*)?|\.\d+)\s*$")
 
 
@@ -59,10 +62,11 @@ def _correct(
 
 
 def _supported(metrics: Mapping[str, MetricResult]) -> tuple[bool, str] | None:
-    for name in SUPPORT:
+    for name, threshold in SUPPORT:
         value = metrics[name].value if name in metrics else None
         if value is not None:
-            return value >= 1.0, f"{name} {value:.3g}"
+            ok = value >= threshold
+            return ok, f"{name} {value:.3g} {'>=' if ok else '<'} {threshold:g}"
     return None
 
 
@@ -81,10 +85,13 @@ def classify(
     relevant = {d for d, g in qrels.items() if g >= relevance_level}
     if not relevant:
         return Assigned("unknown", f"no qrels: no document is graded >= {relevance_level}")
-    if not any(d.doc_id in relevant for d in result.retrieved):
-        return Assigned("no_relevant_retrieved", "no relevant document in the retrieved list")
+    # What the generator was given decides first: a replay (ragmeter.diagnose.replay) gives contexts that
+    # are not in its stored retrieved list (oracle-context), and an answer made from a relevant passage is
+    # no retrieval failure. In a plain run the contexts are a prefix of the retrieved list: same classes.
     given = [d.doc_id for d in context_docs(result, context_k) if d.doc_id in relevant]
     if not given:
+        if not any(d.doc_id in relevant for d in result.retrieved):
+            return Assigned("no_relevant_retrieved", "no relevant document in the retrieved list")
         return Assigned(
             "relevant_not_in_context", "relevant documents retrieved, none given to the generator"
         )
@@ -100,7 +107,11 @@ def classify(
     support = _supported(result.metrics)
     if support is not None and not support[0]:
         return Assigned("unsupported", f"{why}; not supported: {support[1]}")
-    note = f"; supported: {support[1]}" if support is not None else "; support not judged"
+    note = (
+        f"; supported: {support[1]}"
+        if support is not None
+        else "; support not judged (neither rc_faithfulness nor groundedness has a value)"
+    )
     return Assigned("correct", why + note)
 
 

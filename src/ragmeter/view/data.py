@@ -41,6 +41,9 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 
 def system_of(run: EvalRunResult) -> str:
     c = run.config
+    replay = c.extra.get("replay")
+    if isinstance(replay, dict) and replay.get("parent"):  # a diagnose replay: its parent and intervention
+        return f"{replay.get('intervention')} replay of run {replay['parent']}"
     return c.system + (f" ({c.mode})" if c.system == "builtin" else "")
 
 
