@@ -106,6 +106,8 @@ class RunRecord(BaseModel):
     # `repeat_temperature` with seed `seed + r` (ragmeter.run.repeats); 1 = one judgment, as before.
     repeat: int = 1
     repeat_temperature: float | None = None
+    # The nugget set of the nugget_* metrics: {"path", "hash", "prompt"} (ragmeter.score.nugget_plan).
+    nuggets: dict[str, str] | None = None
 
     def dump(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

@@ -22,9 +22,12 @@ from ragmeter.score.query import error_text, score_query
 
 
 def record_plan(record: RunRecord, *, judged: bool) -> MetricPlan:
-    return plan_metrics(
+    from ragmeter.score.nugget_plan import attach
+
+    plan = plan_metrics(
         record.metrics, record.cutoffs, evaluate_generation=record.evaluate_generation, judged=judged
     )
+    return attach(plan, record.nuggets if judged else None, record.cutoffs)[0]
 
 
 class QueryWorker:
