@@ -81,6 +81,13 @@ async def test_known_scores_lost_nuggets_and_call_counts(tmp_path: Path, scripte
     version = row.metrics["nugget_vital"].version or ""
     assert version.endswith(";nuggets=" + json.loads(run.versions["nuggets"])["hash"])
     assert ("nugget_assign_nuggetizer/" if style == "nuggetizer" else "nugget_assign/") in version
+    if style == "nuggetizer":  # the registry's version is the default prompt's; each value adds the set
+        import ragmeter.metrics as rm
+
+        assert (
+            version
+            == rm.get("nugget_vital").version + ";nuggets=" + json.loads(run.versions["nuggets"])["hash"]
+        )
 
 
 async def test_a_failed_batch_is_null_with_its_reason(tmp_path: Path, scripted: Any) -> None:

@@ -113,6 +113,20 @@ Reply with JSON only: {{"labels": ["vital|okay", ...]}} with exactly {n} labels.
     max_tokens=300,
 )
 
+# The nugget metrics beyond the answer's scores (ragmeter.judges.nuggets computes them): name -> what. Here,
+# beside the prompts, so that the registry's light record module (judges/specs.py) can read them.
+CONTEXT_METRICS = {
+    "nugget_context_all": "nuggetizer's all score of the contexts the generator was given",
+    "nugget_context_vital": "nuggetizer's vital score of the contexts the generator was given",
+}
+LOST_METRICS = {
+    "nugget_lost_retrieval": "vital nuggets in no retrieved passage / vital nuggets",
+    "nugget_lost_context": "vital nuggets retrieved but not in the contexts given / vital nuggets",
+    "nugget_lost_generation": "vital nuggets in the contexts but not supported by the answer / vital nuggets",
+    "nugget_unsourced": "vital nuggets the answer supports that the contexts do not (memory or made up) / vital",
+}
+RECALL = "nugget_recall@k"
+
 PROMPTS: dict[str, dict[str, Prompt]] = {
     "nuggetizer": {"assign": ASSIGN_NUGGETIZER, "create": CREATE_NUGGETIZER, "score": SCORE_NUGGETIZER},
     "ours": {"assign": ASSIGN_OURS, "create": CREATE_OURS, "score": SCORE_OURS},

@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragmeter.judges.core import numbered
-from ragmeter.judges.nugget_prompts import PROMPTS
+from ragmeter.judges.nugget_prompts import CONTEXT_METRICS, LOST_METRICS, PROMPTS
 from ragmeter.judges.parsing import ParseFailure
 from ragmeter.judges.prompts import REASK, Prompt
 from ragmeter.llm.types import LLMError
 from ragmeter.models import MetricResult
 from ragmeter.nuggets.model import ASSIGNMENTS, Nugget, QueryNuggets
-from ragmeter.nuggets.scores import CONTEXT_METRICS, LOST_METRICS, SCORES, nuggetizer_score
+from ragmeter.nuggets.scores import SCORES, nuggetizer_score
 
 BATCH = 10  # nuggets per assignment call (nuggetizer's assigner_window_size)
 PRESENT = ("support", "partial_support")  # a nugget counts as in a passage (lost-at-stage metrics)

@@ -140,7 +140,6 @@ def _nuggets() -> list[MetricSpec]:
     """The nugget metrics (judges/nuggets.py): opt-in, computed when a run has a nugget set (--nuggets). The
     record's version is the assignment prompt's; each value's adds the set's hash (`;nuggets=HASH`)."""
     from ragmeter.judges import nugget_prompts
-    from ragmeter.nuggets.scores import CONTEXT_METRICS, LOST_METRICS, RECALL
 
     version = nugget_prompts.ASSIGN_NUGGETIZER.version
     computed_by = "ragmeter.judges.nuggets:nugget_scores"
@@ -152,8 +151,8 @@ def _nuggets() -> list[MetricSpec]:
         "nugget_all_strict": "nuggets the answer fully supports / nuggets (nuggetizer)",
         "nugget_weighted": "sum(w x support) / sum(w), w vital 1, okay 0.5; partial 0.5 (TREC 2024 RAG)",
         "nugget_weighted_strict": "the weighted score with partial support 0 (TREC 2024 RAG)",
-        **CONTEXT_METRICS,
-        RECALL: "nuggetizer's all score of the top k retrieved passages (a retrieval measure)",
+        **nugget_prompts.CONTEXT_METRICS,
+        nugget_prompts.RECALL: "nuggetizer's all score of the top k retrieved passages (a retrieval measure)",
     }
     out = [
         _judge(
@@ -179,7 +178,7 @@ def _nuggets() -> list[MetricSpec]:
             computed_by=computed_by,
             description=what,
         )
-        for name, what in LOST_METRICS.items()
+        for name, what in nugget_prompts.LOST_METRICS.items()
     ]
     return out
 

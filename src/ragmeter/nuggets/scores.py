@@ -27,18 +27,6 @@ SCORES: dict[str, tuple[str, bool]] = {
     "nugget_weighted": ("", False),
     "nugget_weighted_strict": ("", True),
 }
-# The nugget metrics beyond the answer's scores (ragmeter.judges.nuggets computes them): name -> what.
-CONTEXT_METRICS = {
-    "nugget_context_all": "nuggetizer's all score of the contexts the generator was given",
-    "nugget_context_vital": "nuggetizer's vital score of the contexts the generator was given",
-}
-LOST_METRICS = {
-    "nugget_lost_retrieval": "vital nuggets in no retrieved passage / vital nuggets",
-    "nugget_lost_context": "vital nuggets retrieved but not in the contexts given / vital nuggets",
-    "nugget_lost_generation": "vital nuggets in the contexts but not supported by the answer / vital nuggets",
-    "nugget_unsourced": "vital nuggets the answer supports that the contexts do not (memory or made up) / vital",
-}
-RECALL = "nugget_recall@k"
 NO_VITAL = "the query has no vital nuggets (nuggetizer scores 0.0; ragmeter records no value)"
 NO_NUGGETS = "the query has no nuggets (nuggetizer scores 0.0; ragmeter records no value)"
 

@@ -41,7 +41,8 @@ def is_nugget(name: str) -> bool:
 def default_names(cutoffs: Sequence[int]) -> list[str]:
     """The nugget metrics a run with a set computes when it names none: the answer's scores, the contexts',
     the lost-at-stage counts and nugget_recall@k at each cut-off."""
-    from ragmeter.nuggets.scores import CONTEXT_METRICS, LOST_METRICS, SCORES
+    from ragmeter.judges.nugget_prompts import CONTEXT_METRICS, LOST_METRICS
+    from ragmeter.nuggets.scores import SCORES
 
     at_k = [f"nugget_recall@{k}" for k in sorted(set(cutoffs or [10]))]
     return [*SCORES, *CONTEXT_METRICS, *at_k, *LOST_METRICS]
