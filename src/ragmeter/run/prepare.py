@@ -102,7 +102,7 @@ def validate(
     )
     from ragmeter.score.nugget_plan import attach
 
-    plan, nuggets = attach(plan, config.extra.get("nuggets"), config.retrieval_top_k)
+    plan, nuggets = attach(plan, config.extra.get("nuggets"), config.retrieval_top_k, dataset=config.dataset)
     if nuggets is not None:  # the set's path, hash and prompt style go with the run (a resume checks them)
         config = config.model_copy(update={"extra": {**config.extra, "nuggets": nuggets.extra()}})
     rm.check(fail_under, source="--fail-under")

@@ -70,10 +70,20 @@ def load(spec: Mapping[str, Any], *, source: str = "--nuggets", check_hash: bool
 
 
 def attach(
-    plan: MetricPlan, spec: Mapping[str, Any] | None, cutoffs: Sequence[int], *, source: str = "--nuggets"
+    plan: MetricPlan,
+    spec: Mapping[str, Any] | None,
+    cutoffs: Sequence[int],
+    *,
+    source: str = "--nuggets",
+    dataset: str | None = None,
 ) -> tuple[MetricPlan, NuggetPlan | None]:
-    """`plan` with its nugget set, and the default nugget metrics when it has a set and names none."""
+    """`plan` with its nugget set, and the default nugget metrics when it has a set and names none. A run of
+    the demo dataset that names nugget metrics without a set gets the shipped one."""
     named = [n for n in plan.judges if is_nugget(n)]
+    if spec is None and named and dataset == "demo":
+        from ragmeter.nuggets.demo import demo_nuggets_path
+
+        spec = {"path": str(demo_nuggets_path()), "prompt": DEFAULT_STYLE}
     if spec is None:
         if named:
             raise InputError(f"{named[0]} needs a nugget set: give --nuggets FILE", source=source)
