@@ -134,3 +134,19 @@ def test_demo_set_is_shipped_and_valid(capsys: pytest.CaptureFixture[str], tmp_p
     assert "valid" in capsys.readouterr().out
     write_set(tmp_path / "x.jsonl")  # the fakes' set is valid too
     assert run_cli(["nuggets", "validate", str(tmp_path / "x.jsonl")]) == 0
+
+
+def test_a_demo_run_naming_nugget_metrics_gets_the_shipped_set() -> None:
+    from ragmeter.models import EvalConfig
+    from ragmeter.nuggets.demo import demo_nuggets_path
+    from ragmeter.run.prepare import validate
+
+    config = EvalConfig(
+        dataset="demo",
+        use_llm_judge=True,
+        judge_model="openai-compatible:j@http://127.0.0.1:9/v1",
+        metrics=["nugget_vital"],
+    )
+    prepared = validate("demo", "builtin", config)
+    assert prepared.config.extra["nuggets"]["path"] == str(demo_nuggets_path())
+    assert prepared.record.nuggets is not None and prepared.plan.judges == ("nugget_vital",)

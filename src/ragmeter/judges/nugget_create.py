@@ -127,7 +127,7 @@ async def create(
     ordered = sorted(range(len(labelled)), key=lambda i: (0 if labelled[i][1] == "vital" else 1, i))[:keep]
     nuggets = [
         Nugget(id=str(n + 1), text=labelled[i][0], importance=labelled[i][1]) for n, i in enumerate(ordered)
-    ]  # type: ignore[arg-type]
+    ]
     prompt_version = f"{prompts['create'].version}+{prompts['score'].version}"
     provenance = Provenance(
         documents=[d for d, _ in passages], model=model, prompt=prompt_version, note="; ".join(flags) or None

@@ -15,7 +15,7 @@ import ast
 import asyncio
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -159,6 +159,9 @@ async def assign(
     return out
 
 
+Result = Callable[..., MetricResult]
+
+
 def calls_needed(nuggets: int) -> int:
     return math.ceil(nuggets / BATCH)
 
@@ -231,7 +234,7 @@ async def nugget_scores(
 
 
 async def _compute(
-    names: Sequence[str], q: NuggetQuery, nuggets: Sequence[Nugget], memo: _Memo, result: Any
+    names: Sequence[str], q: NuggetQuery, nuggets: Sequence[Nugget], memo: _Memo, result: Result
 ) -> dict[str, MetricResult]:
     answer_p, context_p, retrieved_p = (q.answer or ""), _passage(q.contexts), _passage(q.retrieved)
     out: dict[str, MetricResult] = {}
@@ -253,8 +256,8 @@ async def _compute(
         elif name.startswith("nugget_recall@"):
             got = await memo.get(_passage(q.retrieved[: _k(name)]))
             rows, error = _rows(nuggets, got)
-            score = nuggetizer_score("nugget_all", rows) if not error else None
-            value, why = (score.value, score.reason) if score else (None, error)
+            recall = nuggetizer_score("nugget_all", rows) if not error else None
+            value, why = (recall.value, recall.reason) if recall else (None, error)
             out[name] = result(name, value, why, **_details(got))
         elif name in LOST_METRICS:
             out[name] = await _lost(name, q, nuggets, memo, (answer_p, context_p, retrieved_p), result)
@@ -269,7 +272,7 @@ async def _lost(
     nuggets: Sequence[Nugget],
     memo: _Memo,
     passages: tuple[str, str, str],
-    result: Any,
+    result: Result,
 ) -> MetricResult:
     vital = [n for n in nuggets if n.importance == "vital"]
     if not vital:
@@ -284,7 +287,7 @@ async def _lost(
     def present(got: Assigned, n: Nugget) -> bool:
         return got.labels.get(n.id) in PRESENT
 
-    rule = {
+    rule: Callable[[Nugget], bool] = {
         "nugget_lost_retrieval": lambda n: not present(retrieved, n),
         "nugget_lost_context": lambda n: present(retrieved, n) and not present(contexts, n),
         "nugget_lost_generation": lambda n: present(contexts, n) and not present(answer, n),

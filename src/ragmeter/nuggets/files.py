@@ -123,7 +123,7 @@ def _read_trec(path: str | Path) -> NuggetSet:
             )
         qid, nid, importance, text = (p.strip() for p in parts)
         try:
-            nugget = Nugget(id=nid, text=text, importance=importance)  # type: ignore[arg-type]
+            nugget = Nugget(id=nid, text=text, importance=importance)
         except ValidationError as exc:
             raise InputError(_reason(exc), source=source, line=number) from None
         if any(n.id == nid for n in rows.get(qid, ())):
