@@ -62,3 +62,15 @@ def test_weighted_by_hand() -> None:
     assert nuggetizer_score("nugget_weighted", only_okay).value == 1.0
     assert nuggetizer_score("nugget_vital", only_okay).value is None
     assert nuggetizer_score("nugget_weighted", []).reason == NO_NUGGETS
+
+
+def test_docs_worked_example_runs() -> None:
+    """docs/nuggets.md's worked example, executed as written."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "nuggets.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "docs/nuggets.md", "exec"), {})
