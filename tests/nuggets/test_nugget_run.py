@@ -151,3 +151,25 @@ async def test_a_changed_set_is_refused_on_resume_and_nugget_metrics_need_a_set(
         dataset(), FixedSystem(), base.model_copy(update={"extra": {"nuggets": {"path": str(nuggets)}}})
     )
     assert "nugget_vital" in ok.plan.judges and ok.config.extra["nuggets"]["hash"]
+
+
+async def test_with_repeats_nugget_metrics_are_judged_once(tmp_path: Path, scripted: Any) -> None:
+    from ragmeter.runner import arun_evaluation
+
+    assigner = Assigner()
+    server = await scripted(assigner)
+    config = EvalConfig(
+        dataset="nuggets-case",
+        retrieval_top_k=[3],
+        use_llm_judge=True,
+        judge_model=f"openai-compatible:judge@{server.url}",
+        metrics=["nugget_vital", "groundedness"],
+        repeat=2,
+        extra={"semantic": False, "context_k": 1, "nuggets": {"path": str(write_set(tmp_path / "s.jsonl"))}},
+    )
+    run = await arun_evaluation(
+        dataset(), FixedSystem(), config, store=f"sqlite:///{tmp_path / 'r.db'}", progress=False
+    )
+    assert _values(run, "qa")["nugget_vital"] == 0.5
+    row = next(r for r in run.per_query if r.query_id == "qa")
+    assert "groundedness" in row.repeats and "nugget_vital" not in row.repeats
