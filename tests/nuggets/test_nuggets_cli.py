@@ -150,3 +150,25 @@ def test_a_demo_run_naming_nugget_metrics_gets_the_shipped_set() -> None:
     prepared = validate("demo", "builtin", config)
     assert prepared.config.extra["nuggets"]["path"] == str(demo_nuggets_path())
     assert prepared.record.nuggets is not None and prepared.plan.judges == ("nugget_vital",)
+
+
+def test_passages_are_the_relevant_documents_else_the_runs_pool() -> None:
+    from ragmeter.judges.nugget_create import passages_of
+    from ragmeter.models import Document, EvalDataset, EvalQuery, EvalRunResult, QueryEvalResult, RetrievedDoc
+
+    data = EvalDataset(
+        name="p",
+        queries=[
+            EvalQuery(query_id="a", question="qa", relevance={"d2": 1, "d3": 2}),
+            EvalQuery(query_id="b", question="qb"),  # no qrels: pooled
+        ],
+        corpus=[Document(doc_id=f"d{i}", text=f"text {i}") for i in range(1, 5)],
+    )
+
+    def run(ids: list[str]) -> EvalRunResult:
+        docs = [RetrievedDoc(doc_id=d, score=1.0, rank=i, text="") for i, d in enumerate(ids, 1)]
+        return EvalRunResult(per_query=[QueryEvalResult(query_id="b", question="qb", retrieved=docs)])
+
+    got = passages_of(data, [run(["d1", "d4", "d2"]), run(["d4", "d3"])], depth=2)
+    assert got["a"] == [("d3", "text 3"), ("d2", "text 2")]  # best grade first
+    assert [d for d, _ in got["b"]] == ["d1", "d4", "d3"]  # rank 1 of each run, then rank 2; depth 2
