@@ -152,9 +152,9 @@ class QueryWorker:
             if nuggets:
                 from ragmeter.score.query import contexts_of, nugget_values
 
-                contexts = contexts_of(result, record.context_k)
+                given = contexts_of(result, record.context_k)
                 result.metrics.update(
-                    await nugget_values(nuggets, self.plan.nuggets, query, result, contexts, self.judge)
+                    await nugget_values(nuggets, self.plan.nuggets, query, result, given, self.judge)
                 )
             latency["judge"] = (time.perf_counter() - t_judge) * 1000
         latency["total"] = (time.perf_counter() - t_start) * 1000
