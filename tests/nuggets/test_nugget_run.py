@@ -173,3 +173,21 @@ async def test_with_repeats_nugget_metrics_are_judged_once(tmp_path: Path, scrip
     assert _values(run, "qa")["nugget_vital"] == 0.5
     row = next(r for r in run.per_query if r.query_id == "qa")
     assert "groundedness" in row.repeats and "nugget_vital" not in row.repeats
+
+
+async def test_without_an_answer_the_answer_metrics_are_null_and_retrieval_ones_kept() -> None:
+    from ragmeter.judges.nuggets import NuggetQuery, nugget_scores
+    from ragmeter.nuggets.model import QueryNuggets
+
+    class NoCalls:
+        async def complete(self, *args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("an empty passage needs no call")
+
+    qn = QueryNuggets.model_validate(NUGGETS[1])
+    q = NuggetQuery(question="q", nuggets=qn, answer=None, contexts=[], retrieved=[], query_id="qb")
+    names = ["nugget_vital", "nugget_unsourced", "nugget_lost_retrieval", "nugget_recall@3"]
+    got = await nugget_scores(names, q, NoCalls(), style="ours", set_hash="h")
+    assert got["nugget_vital"].value is None and "no answer" in (got["nugget_vital"].error or "")
+    assert got["nugget_unsourced"].value is None
+    assert got["nugget_lost_retrieval"].value == 1.0  # nothing retrieved: both vital nuggets lost there
+    assert got["nugget_recall@3"].value == 0.0

@@ -160,6 +160,10 @@ async def assign(
 
 
 Result = Callable[..., MetricResult]
+ANSWER_STAGES = (
+    "nugget_lost_generation",
+    "nugget_unsourced",
+)  # the lost-at-stage metrics that read the answer
 
 
 def calls_needed(nuggets: int) -> int:
@@ -239,6 +243,9 @@ async def _compute(
     answer_p, context_p, retrieved_p = (q.answer or ""), _passage(q.contexts), _passage(q.retrieved)
     out: dict[str, MetricResult] = {}
     for name in names:
+        if q.answer is None and (name in SCORES or name in ANSWER_STAGES):
+            out[name] = result(name, None, "no answer to assign nuggets to (a retrieval-only run)")
+            continue
         if name in SCORES or name in CONTEXT_METRICS:
             on_contexts = name in CONTEXT_METRICS
             score_name = "nugget_" + name.removeprefix("nugget_context_") if on_contexts else name
