@@ -172,3 +172,46 @@ def test_passages_are_the_relevant_documents_else_the_runs_pool() -> None:
     got = passages_of(data, [run(["d1", "d4", "d2"]), run(["d4", "d3"])], depth=2)
     assert got["a"] == [("d3", "text 3"), ("d2", "text 2")]  # best grade first
     assert [d for d, _ in got["b"]] == ["d1", "d4", "d3"]  # rank 1 of each run, then rank 2; depth 2
+
+
+def test_create_command_writes_a_set_with_provenance(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ragmeter nuggets create` end to end, the scripted server in a thread (the command runs its own loop)."""
+    import asyncio
+    import threading
+
+    from ragmeter.llm.scripted import ScriptedServer
+    from ragmeter.nuggets import read_nuggets
+
+    calls: list[str] = []
+
+    def reply(req: ScriptedRequest) -> Step:
+        user = req.user
+        if "Initial Nugget List:" in user:
+            calls.append("create")
+            return Step(text=str(["first fact", "second fact"]))
+        calls.append("score")
+        return Step(text=str(["okay", "vital"]))
+
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    server = ScriptedServer(reply)
+    asyncio.run_coroutine_threadsafe(server.start(), loop).result()
+    out = tmp_path / "made.jsonl"
+    try:
+        args = ["nuggets", "create", "--dataset", "demo", "--model", f"openai-compatible:m@{server.url}"]
+        code = run_cli([*args, "--limit", "2", "--max-nuggets", "1", "-o", str(out)])
+    finally:
+        asyncio.run_coroutine_threadsafe(server.stop(), loop).result()
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+    assert code == 0 and calls == ["create", "score"] * 2
+    made = read_nuggets(out)
+    q01 = made.get("q01")
+    assert q01 is not None and [(n.text, n.importance) for n in q01.nuggets] == [("second fact", "vital")]
+    assert q01.provenance.documents == ["overview"] and (q01.provenance.prompt or "").startswith(
+        "nugget_create_nuggetizer/"
+    )
+    assert f"hash {made.hash}" in capsys.readouterr().out
