@@ -13,6 +13,7 @@ import pytest
 from nugget_fakes import NUGGETS, Assigner, FixedSystem, dataset, write_set
 
 from ragmeter.errors import InputError
+from ragmeter.llm.scripted import Step
 from ragmeter.models import EvalConfig, EvalRunResult
 from ragmeter.score.nugget_plan import default_names
 
@@ -191,3 +192,21 @@ async def test_without_an_answer_the_answer_metrics_are_null_and_retrieval_ones_
     assert got["nugget_unsourced"].value is None
     assert got["nugget_lost_retrieval"].value == 1.0  # nothing retrieved: both vital nuggets lost there
     assert got["nugget_recall@3"].value == 0.0
+
+
+async def test_a_reply_cut_at_the_token_limit_is_not_re_asked(scripted: Any) -> None:
+    from ragmeter.judges.nuggets import assign
+    from ragmeter.llm import from_spec
+    from ragmeter.nuggets.model import Nugget
+
+    calls: list[int] = []
+
+    def reply(req: Any) -> Step:
+        calls.append(1)
+        return Step(text="['support', 'supp", finish_reason="length")
+
+    server = await scripted(reply)
+    llm = from_spec(f"openai-compatible:m@{server.url}", max_retries=0)
+    got = await assign(llm, "nuggetizer", "q", "a passage", [Nugget(id="1", text="x", importance="vital")])
+    await llm.aclose()
+    assert calls == [1] and got.labels == {"1": None} and "token limit" in got.errors[0]

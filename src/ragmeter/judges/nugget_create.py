@@ -54,6 +54,8 @@ async def _ask(
                 raise ParseFailure(f'the reply has no "{key}" list')
             return items, attempt
         except ParseFailure as exc:
+            if resp.finish_reason == "length":  # a reply that ran to the limit would run to it again
+                raise ParseFailure(f"{exc} (the reply hit the {prompt.max_tokens}-token limit)") from None
             if attempt == 2:
                 raise ParseFailure(f"{exc} (after a re-ask)") from None
             messages = [

@@ -128,6 +128,11 @@ async def _batch(
             labels, why = _labels(style, resp.text, len(batch))
         except ParseFailure as exc:
             reason = f"unusable reply{' after a re-ask' if attempt == 2 else ''}: {exc}"
+            if resp.finish_reason == "length":  # a reply that ran to the limit would run to it again
+                reason = (
+                    f"unusable reply, not re-asked: {exc} (the reply hit the {prompt.max_tokens}-token limit)"
+                )
+                break
             messages = [
                 *messages,
                 {"role": "assistant", "content": resp.text or "(empty reply)"},
