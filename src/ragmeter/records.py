@@ -118,6 +118,8 @@ class RunRecord(BaseModel):
     # A diagnose replay names its parent run and intervention (None for every other run); resume rebuilds
     # the replay from them (`ragmeter run --resume`).
     replay: ReplayRef | None = None
+    # The nugget set of the nugget_* metrics: {"path", "hash", "prompt"} (ragmeter.score.nugget_plan).
+    nuggets: dict[str, str] | None = None
 
     def dump(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

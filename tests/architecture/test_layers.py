@@ -40,6 +40,7 @@ LAYERS: list[tuple[str, ...]] = [
         "ragmeter.text",
         "ragmeter.semantic",
         "ragmeter.judges",
+        "ragmeter.nuggets",
         "ragmeter.metrics",
         "ragmeter.systems",
         "ragmeter.datasets",
@@ -63,7 +64,7 @@ PEERS: dict[str, set[str]] = {
     # the registry knows the IR engine's measures; the other families declare their records beside their
     # code (text/, semantic/, judges/ import the record type) and the registry loads those by name
     "ragmeter.metrics": {"ragmeter.ir"},
-    "ragmeter.judges": {"ragmeter.metrics"},
+    "ragmeter.judges": {"ragmeter.metrics", "ragmeter.nuggets"},  # nugget assignment reads nugget sets
     "ragmeter.text": {"ragmeter.metrics"},
     "ragmeter.semantic": {"ragmeter.metrics"},
 }

@@ -16,8 +16,13 @@ PROMPT_VERSION = re.compile(r"^[a-z_]+/v\d+\+[0-9a-f]{8}$")
 
 
 def _judge_specs() -> dict[str, Judge]:
-    """Every judge metric in the registry that asks a model (input "judge"), with the Judge that grades it."""
-    asking = [s.name for s in rm.specs() if s.family == "judge" and "judge" in s.inputs]
+    """Every judge metric in the registry that asks a model (input "judge"), with the Judge that grades it.
+    The nugget metrics are apart: their values' version adds the nugget set's hash (tests/nuggets)."""
+    asking = [
+        s.name
+        for s in rm.specs()
+        if s.family == "judge" and "judge" in s.inputs and "nuggets" not in s.inputs
+    ]
     missing = [name for name in asking if name not in ALL_JUDGES]
     assert not missing, f"registry metrics that ask a judge the judges package does not have: {missing}"
     return {name: ALL_JUDGES[name] for name in asking}

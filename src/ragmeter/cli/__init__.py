@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "metrics": "ragmeter.cli.metrics:metrics",
     "view": "ragmeter.cli.view:view_command",
     "labels": "ragmeter.cli.labels:labels",
+    "nuggets": "ragmeter.cli.nuggets:nuggets",
     "plan": "ragmeter.cli.plan:plan_command",
     "prices": "ragmeter.cli.prices:prices_command",
 }

@@ -23,10 +23,21 @@ from ragmeter.cli.options import db_option, echo_json, format_option, open_db, p
     metavar="FILE",
     help="Also write the rescored run's JSON here (and its CSV beside it), as `run -o`.",
 )
+@click.option(
+    "--nuggets", metavar="FILE", help="Score the nugget_* metrics against this nugget set (judged again)."
+)
+@click.option("--nuggets-prompt", type=click.Choice(["nuggetizer", "ours"]), help="Nugget assignment prompt.")
 @format_option("table", "json")
 @db_option
 def rescore_command(
-    run_id: str, metrics: str | None, judge: str | None, output: str | None, fmt: str, db: str | None
+    run_id: str,
+    metrics: str | None,
+    judge: str | None,
+    nuggets: str | None,
+    nuggets_prompt: str | None,
+    output: str | None,
+    fmt: str,
+    db: str | None,
 ) -> None:
     """Recompute metrics of a stored run from its stored outputs (its system is not called)."""
     from ragmeter.run.rescore import rescore
@@ -37,7 +48,9 @@ def rescore_command(
         check_output_path(output, source="--output")
     store = open_db(db)
     try:
-        result = rescore(run_id, store=store, metrics=names, judge=judge)
+        result = rescore(
+            run_id, store=store, metrics=names, judge=judge, nuggets=nuggets, nuggets_prompt=nuggets_prompt
+        )
     finally:
         store.close()
     if output is not None:

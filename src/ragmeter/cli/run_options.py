@@ -166,6 +166,14 @@ JUDGING_OPTIONS: list[Option] = [
     click.option(
         "--repeat-temperature", type=float, metavar="T", help="Temperature of the repeats (default 0.7)."
     ),
+    click.option(
+        "--nuggets", metavar="FILE", help="Nugget set: adds the nugget_* metrics (docs/nuggets.md)."
+    ),
+    click.option(
+        "--nuggets-prompt",
+        type=click.Choice(["nuggetizer", "ours"]),
+        help="Nugget assignment prompt: nuggetizer's verbatim (default) or ours (JSON, reasons).",
+    ),
 ]
 
 
@@ -178,6 +186,7 @@ class JudgingOptions:
     client: Mapping[str, Any] = field(default_factory=dict)  # timeout, max_retries, budget: the given ones
     repeat: int | None = None  # --repeat N: each judged query judged N times (ragmeter.run.repeats)
     repeat_temperature: float | None = None
+    nuggets: dict[str, str] | None = None  # config.extra["nuggets"]: the set's path and prompt style
 
     @classmethod
     def from_params(cls, p: Params) -> JudgingOptions:
@@ -195,6 +204,7 @@ class JudgingOptions:
             client=client,
             repeat=repeat,
             repeat_temperature=temperature,
+            nuggets=_nuggets(p.get("nuggets"), p.get("nuggets_prompt")),
         )
 
     def config_fields(self) -> dict[str, Any]:
@@ -202,6 +212,16 @@ class JudgingOptions:
         repeats = {"repeat": self.repeat, "repeat_temperature": self.repeat_temperature}
         out.update({k: v for k, v in repeats.items() if v is not None})
         return {**out, "use_llm_judge": False} if self.no_llm_judge else out
+
+
+def _nuggets(path: str | None, prompt: str | None) -> dict[str, str] | None:
+    if path is None:
+        if prompt is not None:
+            raise InputError("needs --nuggets FILE", source="--nuggets-prompt")
+        return None
+    from ragmeter.score.nugget_plan import DEFAULT_STYLE, absolute
+
+    return {"path": absolute(path), "prompt": prompt or DEFAULT_STYLE}
 
 
 GATE_OPTIONS: list[Option] = [

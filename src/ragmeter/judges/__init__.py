@@ -58,7 +58,12 @@ citation_accuracy = CITATION_ACCURACY
 
 def prompt_versions(names: Sequence[str] | None = None) -> dict[str, str]:
     """{judge name: prompt version}, to store with a run."""
-    return {n: ALL_JUDGES[n].version for n in (names if names is not None else JUDGES)}
+    if names is None:
+        return {n: j.version for n, j in JUDGES.items()}
+    from ragmeter.judges.nugget_prompts import ASSIGN_NUGGETIZER
+
+    # a nugget metric's values carry their exact version (prompt style and the set's hash; judges/nuggets.py)
+    return {n: ASSIGN_NUGGETIZER.version if n.startswith("nugget_") else ALL_JUDGES[n].version for n in names}
 
 
 def judge_scales(names: Sequence[str] | None = None) -> dict[str, dict[str, object]]:

@@ -136,4 +136,51 @@ def _ragchecker() -> list[MetricSpec]:
     ]
 
 
-SPECS: tuple[MetricSpec, ...] = (*_answer_judges(), *_retrieval_grade(), *_ragchecker())
+def _nuggets() -> list[MetricSpec]:
+    """The nugget metrics (judges/nuggets.py): opt-in, computed when a run has a nugget set (--nuggets). The
+    record's version is the assignment prompt's; each value's adds the set's hash (`;nuggets=HASH`)."""
+    from ragmeter.judges import nugget_prompts
+
+    version = nugget_prompts.ASSIGN_NUGGETIZER.version
+    computed_by = "ragmeter.judges.nuggets:nugget_scores"
+    needs = ("question", "answer", "contexts", "nuggets", "judge")
+    scores = {
+        "nugget_vital": "vital nuggets the answer supports (partial support 0.5) / vital nuggets (nuggetizer)",
+        "nugget_vital_strict": "vital nuggets the answer fully supports / vital nuggets (nuggetizer)",
+        "nugget_all": "nuggets the answer supports (partial support 0.5) / nuggets (nuggetizer)",
+        "nugget_all_strict": "nuggets the answer fully supports / nuggets (nuggetizer)",
+        "nugget_weighted": "sum(w x support) / sum(w), w vital 1, okay 0.5; partial 0.5 (TREC 2024 RAG)",
+        "nugget_weighted_strict": "the weighted score with partial support 0 (TREC 2024 RAG)",
+        **nugget_prompts.CONTEXT_METRICS,
+        nugget_prompts.RECALL: "nuggetizer's all score of the top k retrieved passages (a retrieval measure)",
+    }
+    out = [
+        _judge(
+            name,
+            needs,
+            (0.0, 1.0),
+            default=False,
+            version=version,
+            computed_by=computed_by,
+            description=what,
+            parameters=("k",) if name.endswith("@k") else (),
+        )
+        for name, what in scores.items()
+    ]
+    out += [
+        _judge(
+            name,
+            needs,
+            (0.0, 1.0),
+            higher_is_better=False,
+            default=False,
+            version=version,
+            computed_by=computed_by,
+            description=what,
+        )
+        for name, what in nugget_prompts.LOST_METRICS.items()
+    ]
+    return out
+
+
+SPECS: tuple[MetricSpec, ...] = (*_answer_judges(), *_retrieval_grade(), *_ragchecker(), *_nuggets())

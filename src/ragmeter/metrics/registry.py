@@ -184,6 +184,10 @@ def _find(key: str) -> MetricSpec | None:
         return _SPECS[key]
     if key in _ALIASES and not _SPECS[_ALIASES[key]].parameters:
         return _SPECS[_ALIASES[key]]
+    at_k = re.fullmatch(r"(.+)@([1-9]\d*)", key)  # a per-query family@k (nugget_recall@5); IR's are parsed
+    template = _SPECS.get(f"{at_k.group(1)}@k") if at_k else None
+    if at_k and template is not None and template.family != "retrieval":
+        return template.with_name(key, parameters=())
     m = _LATENCY.match(key)
     if m:
         return _SPECS["latency_ms"].with_name(key, parameters=(), description=f"{m.group(1)} stage latency")

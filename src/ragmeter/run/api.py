@@ -383,6 +383,8 @@ def judge_versions(p: Prepared) -> dict[str, str]:
     out = {f"prompt.{name}": version for name, version in prompt_versions(list(p.plan.judges)).items()}
     if p.record.judge is not None:
         out["judge"] = json.dumps(p.record.judge.public or {"spec": p.record.judge.spec}, sort_keys=True)
+    if p.plan.nuggets is not None:  # the nugget set now scored against (rescore --nuggets changes it)
+        out["nuggets"] = json.dumps(p.plan.nuggets.extra(), sort_keys=True)
     return out
 
 

@@ -22,9 +22,12 @@ from ragmeter.score.query import error_text, score_query
 
 
 def record_plan(record: RunRecord, *, judged: bool) -> MetricPlan:
-    return plan_metrics(
+    from ragmeter.score.nugget_plan import attach
+
+    plan = plan_metrics(
         record.metrics, record.cutoffs, evaluate_generation=record.evaluate_generation, judged=judged
     )
+    return attach(plan, record.nuggets if judged else None, record.cutoffs)[0]
 
 
 class QueryWorker:
@@ -144,8 +147,18 @@ class QueryWorker:
             from ragmeter.run.repeats import judge_repeats
 
             t_judge = time.perf_counter()
-            means, result.repeats = await judge_repeats(self.plan.judges, query, result, self.judge, record)
+            # nugget metrics are judged once: a repeat would re-assign the same nuggets (docs/nuggets.md)
+            nuggets = [n for n in self.plan.judges if n.startswith("nugget_")]
+            others = [n for n in self.plan.judges if n not in nuggets]
+            means, result.repeats = await judge_repeats(others, query, result, self.judge, record)
             result.metrics.update(means)
+            if nuggets:
+                from ragmeter.score.query import contexts_of, nugget_values
+
+                given = contexts_of(result, record.context_k)
+                result.metrics.update(
+                    await nugget_values(nuggets, self.plan.nuggets, query, result, given, self.judge)
+                )
             latency["judge"] = (time.perf_counter() - t_judge) * 1000
         latency["total"] = (time.perf_counter() - t_start) * 1000
         result.latency_ms = latency

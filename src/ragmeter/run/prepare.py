@@ -100,6 +100,11 @@ def validate(
         judged=config.use_llm_judge,
         semantic=config.extra.get("semantic") is not False,
     )
+    from ragmeter.score.nugget_plan import attach
+
+    plan, nuggets = attach(plan, config.extra.get("nuggets"), config.retrieval_top_k, dataset=config.dataset)
+    if nuggets is not None:  # the set's path, hash and prompt style go with the run (a resume checks them)
+        config = config.model_copy(update={"extra": {**config.extra, "nuggets": nuggets.extra()}})
     rm.check(fail_under, source="--fail-under")
     if config.repeat > 1 and not plan.judges:
         raise InputError(
@@ -208,6 +213,7 @@ def _new_record(
         executor=config.executor,
         **_repeat_fields(config, judged),
         replay=config.extra.get("replay"),
+        nuggets=config.extra.get("nuggets") if judged else None,
     )
 
 

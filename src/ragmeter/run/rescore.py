@@ -36,15 +36,24 @@ async def arescore(
     judge: str | None = None,
     llm: Any = None,
     dataset: EvalDataset | None = None,
+    nuggets: str | None = None,
+    nuggets_prompt: str | None = None,
 ) -> EvalRunResult:
     """Recompute `metrics` (default: every non-LLM metric of the run, plus the judges when `judge` or
     `llm` is given or a judge value was made by another prompt than today's) on stored run `run_id`;
     returns the updated run."""
     from ragmeter.llm.meter import MeteredLLM
+    from ragmeter.score import nugget_plan
 
     run = store.get_run(run_id)
     record = _record(run)
     data = _dataset(run, store, dataset)
+    nugget_spec = _nugget_spec(run, nuggets, nuggets_prompt)
+    if (
+        nuggets is not None and not metrics
+    ):  # the run's nugget metrics (else the defaults), against the new set
+        present = sorted({n for q in run.per_query for n in q.metrics if nugget_plan.is_nugget(n)})
+        metrics = present or nugget_plan.default_names(record.cutoffs)
     wants_judge = judge is not None or llm is not None or _names_judge(metrics)
     wants_judge = wants_judge or (not metrics and bool(stale_judges(run)))
     plan = plan_metrics(
@@ -56,6 +65,7 @@ async def arescore(
         strict=bool(metrics),
         source="--metrics",
     )
+    plan, chosen = nugget_plan.attach(plan, nugget_spec if plan.judges else None, record.cutoffs)
     if not metrics and any("retrieval_grade" in r.metrics for r in run.per_query):
         plan = dataclasses.replace(plan, total_score=True)  # from the stored grades: no judge call
     client, owned = _judge_client(plan, record, judge, llm)
@@ -69,7 +79,7 @@ async def arescore(
     finally:
         if owned and client is not None:
             await client.aclose()
-    return await _store(store, run, record, plan, results, data, judge_public=_public(client))
+    return await _store(store, run, record, plan, results, data, judge_public=_public(client), nuggets=chosen)
 
 
 def _record(run: EvalRunResult) -> RunRecord:
@@ -77,6 +87,26 @@ def _record(run: EvalRunResult) -> RunRecord:
     from ragmeter.run.prepare import legacy_record
 
     return RunRecord.model_validate(run.record) if run.record else legacy_record(run)
+
+
+def _nugget_spec(run: EvalRunResult, path: str | None, prompt: str | None) -> dict[str, Any] | None:
+    """The nugget set to score against: a new file (`--nuggets`), else the one the run was last scored
+    against (its versions' "nuggets", else its config's), whose hash must not have changed."""
+    import json
+
+    from ragmeter.score.nugget_plan import DEFAULT_STYLE, absolute
+
+    last = (
+        json.loads(run.versions["nuggets"])
+        if run.versions.get("nuggets")
+        else run.config.extra.get("nuggets")
+    )
+    if path is not None:
+        style = prompt or (last or {}).get("prompt") or DEFAULT_STYLE
+        return {"path": absolute(path), "prompt": style}
+    if prompt is not None:
+        raise InputError("needs --nuggets FILE", source="--nuggets-prompt")
+    return dict(last) if last else None
 
 
 def _dataset(run: EvalRunResult, store: Store, dataset: EvalDataset | None) -> EvalDataset:
@@ -177,6 +207,7 @@ async def _store(
     data: EvalDataset,
     *,
     judge_public: dict[str, Any] | None,
+    nuggets: Any = None,
 ) -> EvalRunResult:
     from ragmeter.score.finish import score_run
 
@@ -216,6 +247,10 @@ async def _store(
             import json
 
             versions["judge"] = json.dumps(judge_public, sort_keys=True)
+    if nuggets is not None:
+        import json
+
+        versions["nuggets"] = json.dumps(nuggets.extra(), sort_keys=True)
     store.update_scores(run.run_id, aggregate=scored.aggregate, summary=summary, versions=versions)
     updated = store.get_run(run.run_id)
     return updated.model_copy(update={"per_query": scored.per_query})

@@ -31,6 +31,9 @@ class MetricPlan:
     custom: tuple[str, ...]
     total_score: bool = False  # from each query's retrieval grade (computed now, or stored)
     diagnosis: bool = True  # the failure class of each query (ragmeter.score.classes), no LLM call
+    nuggets: Any = (
+        None  # the run's nugget set (ragmeter.score.nugget_plan.NuggetPlan), for the nugget_* judges
+    )
 
 
 def judge_names(*, evaluate_generation: bool = True) -> list[str]:

@@ -153,10 +153,39 @@ async def score_query(
     if judge is not None and plan.judges:
         t = time.perf_counter()
         rank = relevant_rank(query, [d.doc_id for d in result.retrieved])
-        out.update(await judge_scores(plan.judges, query, result.answer, contexts, rank, judge))
+        nuggets = [n for n in plan.judges if n.startswith("nugget_")]
+        others = [n for n in plan.judges if n not in nuggets]
+        if others:
+            out.update(await judge_scores(others, query, result.answer, contexts, rank, judge))
+        if nuggets:
+            out.update(await nugget_values(nuggets, plan.nuggets, query, result, contexts, judge))
         if latency is not None:
             latency["judge"] = (time.perf_counter() - t) * 1000
     return out
+
+
+async def nugget_values(
+    names: Sequence[str],
+    nugget_plan: Any,
+    query: EvalQuery,
+    result: QueryEvalResult,
+    contexts: Sequence[str],
+    llm: Any,
+) -> dict[str, MetricResult]:
+    """The nugget metrics of one query against the run's nugget set (ragmeter.judges.nuggets)."""
+    from ragmeter.judges.nuggets import NuggetQuery, nugget_scores
+
+    if nugget_plan is None:
+        return {n: MetricResult(name=n, value=None, error="the run has no nugget set") for n in names}
+    inp = NuggetQuery(
+        question=query.question,
+        nuggets=nugget_plan.nuggets.get(query.query_id),
+        answer=result.answer,
+        contexts=list(contexts),
+        retrieved=[d.text or "" for d in result.retrieved],
+        query_id=query.query_id,
+    )
+    return await nugget_scores(names, inp, llm, style=nugget_plan.style, set_hash=nugget_plan.hash)
 
 
 def merge_metrics(result: QueryEvalResult, *parts: Mapping[str, MetricResult]) -> QueryEvalResult:
