@@ -30,7 +30,8 @@ mkdir "$work/tmp"
 export TMPDIR="$work/tmp"  # pip's build and unpack folders too
 # Nothing of the checkout may leak into the installed package's runs.
 unset PYTHONPATH RAGMETER_DB VIRTUAL_ENV
-pip_q=(--disable-pip-version-check -q)
+# --no-compile: no .pyc for the thousands of modules of torch and transformers (Python compiles what it imports)
+pip_q=(--disable-pip-version-check -q --no-compile)
 
 fail() { echo "package smoke: FAILED: $*" >&2; exit 1; }
 
@@ -38,10 +39,13 @@ version=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' src/ragmeter/_version.py)
 [ -n "$version" ] || fail "no __version__ in src/ragmeter/_version.py"
 
 # --- build: sdist, then the wheel from it ---
+had_egg_info=$([ -d src/ragmeter.egg-info ] && echo yes || true)
 if ! "$build_python" -m build --outdir "$work/dist" "$root" >"$work/build.log" 2>&1; then
   tail -n 40 "$work/build.log" >&2
   fail "python -m build (log above)"
 fi
+# the sdist step writes src/ragmeter.egg-info; left there it would answer importlib.metadata under PYTHONPATH=src
+[ -n "$had_egg_info" ] || rm -rf src/ragmeter.egg-info
 wheel=$(ls "$work"/dist/ragmeter-"$version"-*.whl 2>/dev/null) || fail "no wheel ragmeter-$version-*.whl in dist/"
 sdist=$(ls "$work"/dist/ragmeter-"$version".tar.gz 2>/dev/null) || fail "no sdist ragmeter-$version.tar.gz"
 echo "package smoke: built $(basename "$sdist") and $(basename "$wheel") in $((SECONDS - start)) s"
@@ -59,8 +63,10 @@ smoke() {  # smoke KIND ARTEFACT
   "$base_python" -m venv "$venv"
   # torch first, pinned (a plain `torch` pulls several GB of CUDA wheels): the demo's dense mode needs it.
   "$venv/bin/pip" install "${pip_q[@]}" torch==2.13.0
+  local t_torch=$((SECONDS - t0))
   # the demo needs the store (SQLite), BM25 and dense retrieval; the static viewer pages need `view`
   "$venv/bin/pip" install "${pip_q[@]}" "ragmeter[store,retrieval,semantic,view] @ file://$artefact"
+  local t_install=$((SECONDS - t0))
   cd "$here"
   local where
   where=$("$venv/bin/python" -c 'import ragmeter; print(ragmeter.__file__)')
@@ -76,8 +82,10 @@ smoke() {  # smoke KIND ARTEFACT
     -m ndcg@10 -m map -m recall@5 --format json)
   [ "$got_eval" = "$expected_eval" ] || fail "$kind: ragmeter eval on examples/ differs from the checkout's"
 
+  local t_demo=$SECONDS
   "$venv/bin/ragmeter" demo --no-judge --no-progress >"$here/demo.log" 2>&1 \
     || { tail -n 30 "$here/demo.log" >&2; fail "$kind: ragmeter demo --no-judge (log above)"; }
+  t_demo=$((SECONDS - t_demo))
   local db="sqlite:///$here/.ragmeter/ragmeter.db" runs
   runs=$("$venv/bin/ragmeter" runs list --db "$db" --format json)
   local stored
@@ -95,7 +103,8 @@ print(" ".join(sorted({r["versions"]["ragmeter"] for r in runs})), runs[0]["run_
   [ -n "$(find "$here/bundle" -name '*.css' -size +0)" ] || fail "$kind: the static bundle has no stylesheet"
   cd "$root"
   echo "package smoke: $kind $(basename "$artefact"): metadata, --version and 3 stored runs say $version;" \
-    "eval matches the checkout; demo and view bundle ran ($((SECONDS - t0)) s)"
+    "eval matches the checkout; demo and view bundle ran ($((SECONDS - t0)) s: venv and torch $t_torch s," \
+    "ragmeter and its extras $((t_install - t_torch)) s, demo $t_demo s)"
 }
 
 smoke wheel "$wheel"
