@@ -6,7 +6,7 @@ PIP := $(PY) -m pip --disable-pip-version-check -q
 
 .PHONY: demo test lint setup
 
-$(VENV)/.installed: pyproject.toml setup.py $(wildcard src/ragmeter/ir/_kernel/*.c src/ragmeter/ir/_kernel/*.h)
+$(VENV)/.installed: pyproject.toml setup.py src/ragmeter/_version.py $(wildcard src/ragmeter/ir/_kernel/*.c src/ragmeter/ir/_kernel/*.h)
 	$(PYTHON) -m venv $(VENV)
 	# torch first, pinned: a plain `torch` would pull several GB of CUDA wheels.
 	$(PIP) install torch==2.13.0
