@@ -168,3 +168,47 @@ def test_a_failed_download_leaves_no_folder_in_the_cache(
     cache.mkdir()  # a cache that was there stays, without the benchmark's folder
     code, _, err = ragmeter_cli("datasets", "fetch", "scifact", "--base-url", f"http://127.0.0.1:{port}")
     assert code != 0 and cache.is_dir() and list(cache.iterdir()) == [], err
+
+
+SURROGATE_JSON = (
+    '{"name": "s", "queries": [{"query_id": "q1", "question": "What is \\ud800 here?", "relevant_doc_ids": '
+    '["d1"]}], "corpus": [{"doc_id": "d1", "text": "Paris"}]}'
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        ("lone.json", SURROGATE_JSON, "queries[0]: field 'question': '\\ud800' is a lone surrogate"),
+        (
+            "lone.jsonl",
+            '{"query_id": "q1", "question": "x", "relevant_doc_ids": ["d1"], "metadata": {"t": ["a", "\\udc80"]}}\n',
+            "lone.jsonl:1: field 'metadata.t[1]': '\\udc80' is a lone surrogate",
+        ),
+        (
+            "bytes.jsonl",
+            b'{"query_id": "q1", "question": "\xff"}\n',
+            "bytes.jsonl:1: not UTF-8 text (byte 0xff",
+        ),
+    ],
+)
+def test_unencodable_text_in_a_dataset_is_one_line_in_run_and_validate(
+    name: str, content: str | bytes, expected: str, cli_env: dict[str, str], ragmeter_cli: Cli, tmp_path: Path
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(content.encode() if isinstance(content, str) else content)
+    code, out, err = ragmeter_cli("datasets", "validate", str(path))
+    assert code == 1 and expected in out and "Traceback" not in out + err, (out, err)
+    code, _, err = ragmeter_cli(*RUN, "-d", str(path), "-s", "cli_fakes:system_a", "--db", cli_env["db"])
+    _one_line(code, err, expected)
+    assert _rows(ragmeter_cli, cli_env["db"]) == []
+
+
+def test_unencodable_text_in_a_run_file_is_one_line(
+    cli_env: dict[str, str], ragmeter_cli: Cli, tmp_path: Path
+) -> None:
+    run_file = tmp_path / "run.jsonl"
+    run_file.write_text('{"query_id": "q-france", "retrieved": [{"doc_id": "d-\\ud801", "score": 1.0}]}\n')
+    code, _, err = ragmeter_cli(*RUN, "-d", cli_env["dataset"], "-s", str(run_file), "--db", cli_env["db"])
+    _one_line(code, err, "run.jsonl:1: field 'retrieved[0].doc_id': '\\ud801' is a lone surrogate")
+    assert _rows(ragmeter_cli, cli_env["db"]) == []

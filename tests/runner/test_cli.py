@@ -74,7 +74,9 @@ def test_run_outputs_and_fail_under(env: dict[str, str], tmp_path: Path) -> None
         "recall@5=0.1",
     )
     assert code == 1
-    assert ndcg5 == 1 and "ndcg@5" not in err  # at the top of the range: the gate passes and "precision@5 = " in err and "recall@5" not in err
+    assert (
+        ndcg5 == 1 and "ndcg@5" not in err
+    )  # at the top of the range: the gate passes and "precision@5 = " in err and "recall@5" not in err
 
     # default output location when --output is not given
     code, out, _ = _run(*base, "--format", "json")
