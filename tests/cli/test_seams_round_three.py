@@ -212,3 +212,32 @@ def test_unencodable_text_in_a_run_file_is_one_line(
     code, _, err = ragmeter_cli(*RUN, "-d", cli_env["dataset"], "-s", str(run_file), "--db", cli_env["db"])
     _one_line(code, err, "run.jsonl:1: field 'retrieved[0].doc_id': '\\ud801' is a lone surrogate")
     assert _rows(ragmeter_cli, cli_env["db"]) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            ["--judge", "openai-compatible:m@http://127.0.0.1:9", "--collection", "nope"],
+            "--collection: no collection 'nope'",
+        ),
+        (["--judge", "gpt-4o", "--collection", "nope"], "--judge: bad judge spec 'gpt-4o'"),
+        (
+            [
+                "--judge",
+                "openai-compatible:m@http://127.0.0.1:9",
+                "--collection",
+                "nope",
+                "--prompt",
+                "p.txt",
+            ],
+            "p.txt: cannot read",
+        ),
+    ],
+)
+def test_a_deprecated_flag_given_wrongly_is_one_line(
+    args: list[str], expected: str, cli_env: dict[str, str], ragmeter_cli: Cli
+) -> None:
+    code, _, err = ragmeter_cli("generate", *args, "--db", cli_env["db"])
+    _one_line(code, err, expected)
+    assert "deprecated" not in err
