@@ -240,4 +240,4 @@ def test_a_deprecated_flag_given_wrongly_is_one_line(
 ) -> None:
     code, _, err = ragmeter_cli("generate", *args, "--db", cli_env["db"])
     _one_line(code, err, expected)
-    assert "deprecated" not in err
+    assert "is deprecated" not in err
