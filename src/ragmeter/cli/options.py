@@ -191,7 +191,7 @@ def print_run(result: EvalRunResult, *, store_url: str | None = None) -> None:
         out.print(summary_table(result))
         judged = judged_note(result)
         if judged:
-            out.print(f"[yellow]judged:[/yellow] {judged}")
+            out.print(f"[dim]note: {judged}[/dim]", highlight=False, soft_wrap=True)  # one line, no alarm
         latency = latency_table(result)
         if latency is not None:
             out.print(latency)
