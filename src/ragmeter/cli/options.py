@@ -136,6 +136,8 @@ def latency_table(result: EvalRunResult) -> Any:
         table.add_column(col, justify="left" if col == "stage" else "right")
     for name, s in rows:
         stage = name.removeprefix("latency_").removesuffix("_ms")
+        stage, _, size = stage.partition("_batch_of_")  # a batched stage: n counts batches (run/batching.py)
+        stage = f"{stage} (per batch of {size})" if size else stage
         table.add_row(stage, fmt_value(s.p50, 1), fmt_value(s.p95, 1), fmt_value(s.max, 1), str(s.n))
     return table
 
