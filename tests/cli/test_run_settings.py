@@ -81,13 +81,13 @@ def test_generate_names_the_question_model(
         "generate", "--collection", "kb", "--question-model", "gpt-4o", "--db", cli_env["db"]
     )
     assert code == 2 and "--question-model: bad judge spec 'gpt-4o'" in err and not server.requests
-    # the old flag still works, with a warning, and is checked as well
+    # the old flag is checked as well; given wrongly, its error is the one line (the deprecation warning
+    # appears only when the command goes on: tests/datasets/test_generate.py)
     code, _, err = ragmeter_cli("generate", "--collection", "kb", "--judge", "gpt-4o", "--db", cli_env["db"])
-    assert (
-        code == 2
-        and "generate --judge is deprecated; use --question-model" in err
-        and "--judge: bad judge spec" in err
-    )
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, err
+    assert lines[0].startswith("ragmeter: error: --judge: bad judge spec 'gpt-4o'")
+    assert "deprecated" not in err
     code, out, _ = ragmeter_cli("generate", "--help")
     assert "--question-model" in out and "--judge" not in out
 

@@ -206,6 +206,7 @@ def test_generate_cli(
     rows = [line.split("\t") for line in out.strip().splitlines()]
     assert {r[1] for r in rows} >= {"c-alpha", "c-beta", "c-fence"}
     assert "LLM failure on chunk c-fail" in err and "LLM failure(s)" in err
+    assert "generate --judge is deprecated" in err  # the command went on: the warning is shown
     with pytest.raises(SystemExit) as info:
         main([*args, "--source-id", "doc-c-fail", "--db", store_url])
     assert info.value.code == 1  # nothing created, one failure

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -51,7 +52,8 @@ def test_default_measures_and_table(files) -> None:
 
 def test_csv_format(files) -> None:
     out = ragmeter("eval", *files, "-m", "mrr", "--format", "csv", "--per-query")
-    assert out.stdout.splitlines() == ["query_id,mrr", "q1,0.5", "q2,1.0", "mean,0.75"]
+    std = statistics.stdev([0.5, 1.0])  # the sample sd (n - 1), as the JSON's `std`
+    assert out.stdout.splitlines() == ["query_id,mrr", "q1,0.5", "q2,1.0", "mean,0.75", f"std,{std!r}"]
 
 
 def test_fail_under(files) -> None:

@@ -45,3 +45,18 @@ def test_runs_show_prints_it(capsys, with_judged) -> None:
     assert "judged@10 = 0.5000" in out
     print_run(_with_judged(0.99))
     assert "judged@10 = 0.99" not in capsys.readouterr().out.split("┘")[-1]
+
+
+def test_the_note_is_one_quiet_line_that_says_what_judged_measures(capsys, with_judged) -> None:
+    """Relevant-only qrels make judged@10 low on nearly every run: the line informs, it does not alarm."""
+    from ragmeter.cli.options import print_run
+
+    note = judged_note(with_judged(0.1))
+    assert note is not None and "\n" not in note
+    assert "share of the top 10" in note and "bpref" in note and "ragmeter eval --condensed" in note
+    assert "understate" not in note and "warning" not in note.lower()
+    print_run(with_judged(0.1))
+    lines = [line for line in capsys.readouterr().out.splitlines() if "judged@10 = 0.1000" in line]
+    assert len(lines) == 1 and lines[0].startswith("note: ") and lines[0].rstrip().endswith("--condensed`"), (
+        lines
+    )

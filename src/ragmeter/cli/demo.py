@@ -27,6 +27,8 @@ DEMO_JUDGES = ("retrieval_grade", "answer_correctness")
 LOCAL_JUDGE_SAMPLE = 3
 # The demo's wall-clock budget: judging gets what is left of it and stops (resumable) when it runs out.
 DEMO_BUDGET_S = 150.0  # + start-up and shutting the judge down: under 3 minutes of wall time
+# Less than this left of the budget: judging is not started (the local server alone takes ~5-10 s to load).
+MIN_JUDGING_S = 20.0
 
 
 def __getattr__(name: str) -> Any:
@@ -236,11 +238,15 @@ def _judge_within_budget(
     from ragmeter.run import arun_evaluation
 
     out = console()
-    if seconds < 20:
+    if seconds < MIN_JUDGING_S:
         out.print(
-            "   no time left for judging in the demo's budget; run it alone with `ragmeter run --judge ...`"
+            f"   judging not started: {max(seconds, 0):.0f} s of the demo's {budget:.0f} s time budget were "
+            f"left after the three runs (is the machine busy?); run it alone: `{_judged_command(config)}`",
+            markup=False,
         )
         return None
+    started = time.perf_counter()
+    reached: dict[str, Any] = {}
     client = from_spec(config.judge_model, concurrency=config.concurrency, seed=config.seed)
     if threads is not None and hasattr(client, "threads"):  # the local server: cores idle at the start
         client.threads = threads
@@ -263,26 +269,64 @@ def _judge_within_budget(
                 timeout=seconds,
             )
         finally:
+            reached["how_far"] = _how_far(client, time.perf_counter() - started)
             await client.aclose()
 
     try:
         return asyncio.run(go())
     except TimeoutError:
-        return _score_what_was_judged(dataset, config, store, budget)
+        return _score_what_was_judged(dataset, config, store, budget, reached.get("how_far", ""))
 
 
-def _score_what_was_judged(dataset: Any, config: Any, store: Any, budget: float = DEMO_BUDGET_S) -> Any:
+def _how_far(client: Any, seconds: float) -> str:
+    """Where the judged run was when its time ran out: the model server, the LLM's replies."""
+    usage = getattr(client, "usage", None)
+    if usage is None:
+        return f"{seconds:.0f} s spent"
+    if getattr(client, "backend", "") == "local" and getattr(client, "server", None) is None:
+        return f"the local model server was still starting after {seconds:.0f} s"
+    if usage.calls == 0:
+        return (
+            f"no reply from '{client.model}' yet after {seconds:.0f} s ({usage.api_requests} request(s) sent)"
+        )
+    return f"{usage.calls} LLM replies in {seconds:.0f} s, none completing a question's answer and judges"
+
+
+def _judged_command(config: Any) -> str:
+    """The command that runs the demo's judged sample on its own."""
+    spec = config.judge_model
+    system = " --system ragmeter.systems.demo:DemoHybridLocal" if spec == "local" else ""
+    limit = f" --limit {config.limit}" if config.limit else ""
+    return (
+        f"ragmeter run --dataset demo{system} --mode {config.mode} --generator {spec} --judge {spec}{limit}"
+    )
+
+
+def _score_what_was_judged(
+    dataset: Any, config: Any, store: Any, budget: float = DEMO_BUDGET_S, how_far: str = ""
+) -> Any:
     """The stopped judged run scored as far as it got (the library's rescore of its stored outputs: no
-    judge call); it stays failed and resumable."""
+    judge call); it stays failed and resumable. With no question judged, one line says how far it got, why
+    it stopped and the command that finishes it (never nothing)."""
     from ragmeter.run.rescore import rescore
     from ragmeter.score.writers import write_outputs
 
     out = console()
+    n_total = config.limit or len(dataset.queries)
     stopped = [r for r in store.list_runs(limit=5) if r.name == "demo hybrid generated+judged"]
     if not stopped or stopped[0].run_id is None:
+        out.print(
+            f"   {budget_stop_reason(0, n_total, budget)}, before the judged run was stored"
+            + (f" ({how_far})" if how_far else "")
+            + f"; run it alone: `{_judged_command(config)}`",
+            markup=False,
+        )
         return None
     run_id = stopped[0].run_id
     if not store.finished_query_ids(run_id):
+        reason = budget_stop_reason(0, n_total, budget) + (f" ({how_far})" if how_far else "")
+        store.fail_run(run_id, f"{reason}; finish it with `ragmeter run --resume {run_id}`")
+        out.print(f"   {reason}; finish it with `ragmeter run --resume {run_id}`", markup=False)
         return None
     partial = rescore(run_id, store=store, dataset=dataset)
     reason = budget_stop_reason(len(partial.per_query), config.limit or len(dataset.queries), budget)

@@ -45,11 +45,9 @@ def generate_command(
 
     Empty, duplicate and chunk-copying questions are filtered out; LLM failures are counted and listed.
     """
-    from ragmeter.datasets.generate import generate_test_cases
+    from ragmeter.datasets.generate import check_request, generate_test_cases
     from ragmeter.run.rebuild import check_llm_spec
 
-    if judge_alias is not None:
-        click.echo("ragmeter: warning: generate --judge is deprecated; use --question-model", err=True)
     model = question_model or judge_alias
     if not model:
         raise InputError(
@@ -64,6 +62,11 @@ def generate_command(
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror}", source=str(prompt_file)) from None
     with open_db(db) as store:
+        check_request(
+            store, collection, sample_size=sample_size, seed=seed, prompt=prompt, source_id=source_id
+        )
+        if judge_alias is not None:  # only once the command goes on: a refusal is its one line
+            click.echo("ragmeter: warning: generate --judge is deprecated; use --question-model", err=True)
         report = generate_test_cases(
             store,
             collection,

@@ -140,6 +140,8 @@ def latency_table(result: EvalRunResult) -> Any:
         table.add_column(col, justify="left" if col == "stage" else "right")
     for name, s in rows:
         stage = name.removeprefix("latency_").removesuffix("_ms")
+        stage, _, size = stage.partition("_batch_of_")  # a batched stage: n counts batches (run/batching.py)
+        stage = f"{stage} (per batch of {size})" if size else stage
         table.add_row(stage, fmt_value(s.p50, 1), fmt_value(s.p95, 1), fmt_value(s.max, 1), str(s.n))
     return table
 
@@ -195,7 +197,7 @@ def print_run(result: EvalRunResult, *, store_url: str | None = None) -> None:
         out.print(summary_table(result))
         judged = judged_note(result)
         if judged:
-            out.print(f"[yellow]judged:[/yellow] {judged}")
+            out.print(f"[dim]note: {judged}[/dim]", highlight=False, soft_wrap=True)  # one line, no alarm
         latency = latency_table(result)
         if latency is not None:
             out.print(latency)

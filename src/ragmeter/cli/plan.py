@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from ragmeter.cli.options import allow_version_mismatch_option, db_option, echo_json, format_option, open_db
@@ -61,9 +63,8 @@ def plan_command(
             "the power plan has no clustered form (it assumes independent queries); plan without it",
             source="--cluster-by",
         )
-    if mde == 0.0:
-        raise InputError("--mde must not be 0", source="--mde")
     name = registry.canonical(metric, source="--metric")
+    _check_mde(registry.get(name), mde)
     with open_db(db) as store:
         pilot = store.get_run(pilot_id)
         other = store.get_run(vs_id) if vs_id else None
@@ -99,3 +100,19 @@ def plan_command(
     click.echo(
         f"sd of paired differences: {plan['sd_d']:.4g} ({plan['variance_from']}; {plan['n_pilot']} pilot queries)"
     )
+
+
+def _check_mde(spec: Any, mde: float) -> None:
+    """The effect is a size: above 0 and no larger than the metric's whole range."""
+    if not 0 < mde < float("inf"):
+        raise InputError(
+            f"--mde is the size of the effect to detect, in {spec.name}'s units: give a number above 0, not {mde:g}",
+            source="--mde",
+        )
+    lo, hi = spec.range
+    if lo is not None and hi is not None and mde > hi - lo:
+        raise InputError(
+            f"{spec.name} lies in {lo:g} to {hi:g}: an effect of {mde:g} is larger than its whole range "
+            f"(give it in the metric's units, e.g. {0.05 * (hi - lo):g})",
+            source="--mde",
+        )

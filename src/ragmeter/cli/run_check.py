@@ -166,7 +166,8 @@ def check_invocation(
         prepared = prepare_run(dataset, system, config, opts, store, fail_under=list(gates.thresholds))
     except InputError as exc:
         if config is not None and exc.source == config.system:  # the system reference itself
-            raise InputError(f"{config.system}: {exc.reason}", source="--system") from None
+            where = f"{config.system}:{exc.line}" if exc.line is not None else config.system
+            raise InputError(f"{where}: {exc.reason}", source="--system") from None
         for key, flag in (option_flags or {}).items():  # a pipeline option: name the flag that set it
             if exc.source == "--system" and key in exc.reason:
                 raise InputError(exc.reason, source=flag) from None

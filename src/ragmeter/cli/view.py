@@ -129,7 +129,7 @@ def view_command(
         from ragmeter.safety import check_output_path
         from ragmeter.view.bundle import write_bundle
 
-        check_output_path(bundle + "/index.html", source="--bundle", create=True)
+        check_output_path(bundle + "/index.html", source="--bundle")  # the folder is made once runs resolve
         with store:
             ids = [store.resolve_run_id(r) for r in run_ids]
             pages = write_bundle(store, ids, bundle)

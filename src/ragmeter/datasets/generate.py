@@ -144,6 +144,31 @@ def render_prompt(template: str, chunk_text: str) -> str:
     )
 
 
+def check_request(
+    store: Any,
+    collection: str,
+    *,
+    sample_size: int = 20,
+    seed: int = 42,
+    prompt: str | None = None,
+    source_id: str | None = None,
+) -> list[Document]:
+    """The chunks a generation would sample, after checking the request (sample size, prompt template,
+    collection, document): an InputError naming the flag on the first problem, before any LLM call."""
+    if sample_size < 1:
+        raise InputError("sample size must be >= 1", source="--sample-size")
+    render_prompt(prompt if prompt is not None else DEFAULT_PROMPT, "")  # the template, before any call
+    chunks = store.chunks(collection)
+    if not chunks:
+        raise InputError(
+            f"collection {collection!r} has no chunks; ingest documents first", source="--collection"
+        )
+    picked = sample_chunks(chunks, sample_size, seed, source_id)
+    if not picked:
+        raise InputError(f"no chunks of document {source_id!r} in {collection!r}", source="--source-id")
+    return picked
+
+
 async def agenerate_test_cases(
     store: Any,
     collection: str,
@@ -177,18 +202,10 @@ async def agenerate_test_cases(
         finally:
             await client.aclose()
 
-    if sample_size < 1:
-        raise InputError("sample size must be >= 1", source="--sample-size")
     template = prompt if prompt is not None else DEFAULT_PROMPT
-    render_prompt(template, "")  # validate the template before any call
-    chunks = store.chunks(collection)
-    if not chunks:
-        raise InputError(
-            f"collection {collection!r} has no chunks; ingest documents first", source="--collection"
-        )
-    picked = sample_chunks(chunks, sample_size, seed, source_id)
-    if not picked:
-        raise InputError(f"no chunks of document {source_id!r} in {collection!r}", source="--source-id")
+    picked = check_request(
+        store, collection, sample_size=sample_size, seed=seed, prompt=prompt, source_id=source_id
+    )
     report = GenerationReport(requested=sample_size, sampled=len(picked))
 
     async def ask(chunk: Document) -> tuple[Document, str | None, str | None]:

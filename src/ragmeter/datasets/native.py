@@ -62,6 +62,32 @@ def load_json_text(text: str) -> Any:
     return json.loads(text, parse_float=_finite_float, parse_constant=_reject_constant)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def unencodable_field(value: Any, field: str = "") -> str | None:
+    """The first field (`question`, `metadata.tags[2]`) of a parsed JSON value whose text holds a lone
+    surrogate (a `\\ud800` escape that JSON allows and UTF-8 cannot encode), as `field 'NAME': why`; None."""
+    if isinstance(value, str):
+        found = _SURROGATE.search(value)
+        if found is None:
+            return None
+        where = f"field '{field}'" if field else "the record"
+        return f"{where}: {found.group()!r} is a lone surrogate, which UTF-8 cannot encode"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            name = f"{field}.{key}" if field else str(key)
+            why = unencodable_field(key, name) or unencodable_field(item, name)
+            if why is not None:
+                return why
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            why = unencodable_field(item, f"{field}[{i}]")
+            if why is not None:
+                return why
+    return None
+
+
 def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
     """Yield (line number, parsed value) for each non-blank line; a bad line raises InputError (bytes that
     are not UTF-8, bad JSON, NaN or infinite numbers, nesting too deep)."""
@@ -95,6 +121,9 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
                 raise InputError(
                     "not valid JSON (nested too deeply)", source=str(path), line=lineno
                 ) from None
+            why = unencodable_field(value)
+            if why is not None:
+                raise InputError(why, source=str(path), line=lineno)
             yield lineno, value
 
 
@@ -264,6 +293,10 @@ def _parse_json_dataset(path: Path, problems: Problems) -> tuple[EvalDataset | N
         else:
             corpus, d_locs = _read_corpus_with_locations(corpus_file, problems)
     header = {k: raw[k] for k in ("name", "description", "version", "metadata") if k in raw}
+    why = unencodable_field(header)
+    if why is not None:
+        problems.add(str(path), why)
+        return None, q_locs, d_locs
     header.setdefault("name", path.stem)
     unknown = sorted(
         set(raw) - {"name", "description", "version", "metadata", "queries", "corpus", "corpus_path"}
@@ -318,6 +351,10 @@ def _make_each(
     items = [] if items is None else items
     locs = [] if locs is None else locs
     for loc, record in located:
+        why = unencodable_field(record)
+        if why is not None:
+            problems.add(loc, why)
+            continue
         try:
             items.append(make(record))
             locs.append(loc)

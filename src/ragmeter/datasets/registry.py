@@ -8,6 +8,7 @@ serves the same folder layout as the data directory (`<base>/<folder>/<path>`): 
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -232,6 +233,42 @@ def fetch(
     folder = (dest_root or cache_dir()) / bench.folder
     mirror = base_url or os.environ.get("RAGMETER_DATASETS_URL")
     missing = [f for f in bench.files if not (folder / f.path).is_file()]
+    made = _first_missing(folder)
+    try:
+        _download(bench, folder, missing, mirror, progress=progress, timeout=timeout)
+    except BaseException:
+        if made is not None:  # a failed download leaves no folder behind either
+            _remove_empty(made)
+        raise
+    return folder
+
+
+def _first_missing(folder: Path) -> Path | None:
+    """The topmost folder on the way to `folder` that does not exist yet (None: it exists)."""
+    if folder.exists():
+        return None
+    top = folder
+    while not top.parent.exists() and top.parent != top:
+        top = top.parent
+    return top
+
+
+def _remove_empty(top: Path) -> None:
+    """Remove `top` and the folders under it, bottom up, as far as they are empty."""
+    for root, _, _ in sorted(os.walk(top), key=lambda w: -len(w[0])):
+        with contextlib.suppress(OSError):
+            Path(root).rmdir()
+
+
+def _download(
+    bench: Benchmark,
+    folder: Path,
+    missing: list[DataFile],
+    mirror: str | None,
+    *,
+    progress: bool,
+    timeout: float,
+) -> None:
     zips: dict[str, dict[str, tuple[Path, str, int | None]]] = {}
     for f in missing:
         dest = folder / f.path
@@ -244,7 +281,6 @@ def fetch(
             download_file(f.url, dest, sha256=f.sha256, size=f.size, progress=progress, timeout=timeout)
     for url, members in zips.items():
         download_zip_members(url, members, progress=progress, timeout=timeout)
-    return folder
 
 
 def resolve(

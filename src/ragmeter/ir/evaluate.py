@@ -130,7 +130,8 @@ class IREvaluation:
         return json.dumps(self.to_dict(per_query=per_query), indent=indent)
 
     def to_csv(self, *, per_query: bool = True, raw: bool = False) -> str:
-        """One row per averaged query (when per_query) then a final 'mean' row; one column per measure.
+        """One row per averaged query (when per_query), then a 'mean' and a 'std' row (sample standard
+        deviation, n - 1, as the JSON's `std`); one column per measure.
         A query id a spreadsheet would run as a formula gets a `'` prefix unless `raw` (ragmeter.safety)."""
         from ragmeter.safety import csv_cell
 
@@ -141,8 +142,9 @@ class IREvaluation:
         if per_query:
             for qid, row in self.per_query.items():
                 writer.writerow([csv_cell(qid, raw=raw), *(repr(row[n]) for n in names)])
-        agg = self.aggregate
+        agg, std = self.aggregate, self.std
         writer.writerow(["mean", *(repr(agg[n]) for n in names)])
+        writer.writerow(["std", *(repr(std[n]) for n in names)])  # sample sd (n - 1), as in the JSON
         return buf.getvalue()
 
 

@@ -143,14 +143,16 @@ JUDGED_WARN_BELOW = 0.9
 
 
 def judged_note(run: EvalRunResult, k: int = HEADLINE_K) -> str | None:
-    """One line beside nDCG@k when less than 90% of the top k has a judgment (judged@k < 0.9), else None."""
+    """One quiet line beside nDCG@k when less than 90% of the top k has a judgment (judged@k < 0.9), else
+    None. A note, not a warning: qrels that list only relevant docs (most do) leave every other doc
+    unjudged, so a low judged@k is the usual case there; the line says what it measures and where to look."""
     ndcg, judged = run.aggregate.get(f"ndcg@{k}"), run.aggregate.get(f"judged@{k}")
     if ndcg is None or judged is None or ndcg.mean is None or judged.mean is None:
         return None
     if judged.mean >= JUDGED_WARN_BELOW:
         return None
     return (
-        f"ndcg@{k} = {ndcg.mean:.4f} with judged@{k} = {judged.mean:.4f}: only {judged.mean:.0%} of the top {k} "
-        "docs have a judgment and nDCG counts the others as non-relevant, so it may understate this system "
-        "(see bpref, infAP or `ragmeter eval --condensed`)"
+        f"judged@{k} = {judged.mean:.4f} (ndcg@{k} = {ndcg.mean:.4f}): the share of the top {k} docs the qrels "
+        f"judge; ndcg@{k} counts the others as non-relevant, as usual when qrels list only relevant docs. "
+        "For a view that leaves unjudged docs out: bpref, or `ragmeter eval --condensed`"
     )

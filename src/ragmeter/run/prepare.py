@@ -20,7 +20,7 @@ from ragmeter.records import CONTEXT_K, DatasetRef, RunRecord, llm_ref
 from ragmeter.run.record import system_ref
 from ragmeter.run.sequential import sequential_spec
 from ragmeter.score.classes import parse_rule
-from ragmeter.score.plan import MetricPlan, plan_metrics
+from ragmeter.score.plan import MetricPlan, check_computable, plan_metrics
 
 if TYPE_CHECKING:
     from ragmeter.store import Store
@@ -100,6 +100,10 @@ def validate(
         judged=config.use_llm_judge,
         semantic=config.extra.get("semantic") is not False,
     )
+    if stored is None:  # a name the plan would drop: refused (a resumed run was checked when it began)
+        check_computable(
+            config.metrics, evaluate_generation=config.evaluate_generation, judged=config.use_llm_judge
+        )
     from ragmeter.score.nugget_plan import attach
 
     plan, nuggets = attach(plan, config.extra.get("nuggets"), config.retrieval_top_k, dataset=config.dataset)

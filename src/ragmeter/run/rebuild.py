@@ -138,8 +138,15 @@ def _check_embedding(ref: SystemRef, *, source: str) -> None:
     backend = ref.options.get("embedding_backend", "torch")
     if ref.mode in ("bm25", "fulltext") or "dense" in (ref.options.get("disable") or ()):
         return
+    from ragmeter.errors import RagmeterError
+    from ragmeter.semantic.locate import check_local_model
     from ragmeter.systems.indexes import embedding_space
 
+    if ref.options.get("model"):  # a folder that is not there fails now, before a run row is stored
+        try:
+            check_local_model(str(ref.options["model"]), what="embedding model")
+        except RagmeterError as exc:
+            raise InputError(str(exc), source=source) from None
     try:
         space = embedding_space(
             ref.options.get("model"),

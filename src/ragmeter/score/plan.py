@@ -103,6 +103,24 @@ def plan_metrics(
     )
 
 
+def check_computable(
+    metrics: Sequence[str] | None, *, evaluate_generation: bool, judged: bool, source: str = "metrics"
+) -> None:
+    """Each named metric is one the run can compute: a judge metric needs a judge, an answer metric (lexical,
+    semantic) a generated answer. A name the plan would drop silently is an InputError naming `source`."""
+    import ragmeter.metrics as rm
+
+    for name in rm.check(metrics, source=source) if metrics else []:
+        family = rm.get(name, source=source).family
+        if family == "judge" and not judged:
+            raise InputError(f"{name!r} is a judge metric: it needs a judge (--judge MODEL)", source=source)
+        if family in ("lexical", "semantic") and not evaluate_generation:
+            raise InputError(
+                f"{name!r} scores the generated answer, and this run generates none (--no-generation)",
+                source=source,
+            )
+
+
 def _not_plannable(spec: Any) -> str:
     """Why a run cannot compute `spec`, and what to name instead when its family has a metric runs compute."""
     import ragmeter.metrics as rm

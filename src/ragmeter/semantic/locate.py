@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ragmeter.errors import RagmeterError
 
-__all__ = ["HUB_PROBE_TIMEOUT_S", "WEIGHT_FILES", "hub_reachable", "locate_model"]
+__all__ = ["HUB_PROBE_TIMEOUT_S", "WEIGHT_FILES", "check_local_model", "hub_reachable", "locate_model"]
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 HUB_PROBE_TIMEOUT_S = 3.0
@@ -72,6 +72,15 @@ def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT_S) -> bool:
     probe.start()
     probe.join(timeout)
     return bool(answer and answer[0])
+
+
+def check_local_model(model: str | Path, *, what: str) -> None:
+    """A model given as a folder (a path, or a name that exists on disk) has its files; a hub name is left
+    to `locate_model`. Cheap and offline: run before anything is stored."""
+    name = str(model)
+    path = Path(name).expanduser()
+    if isinstance(model, Path) or path.exists() or _looks_like_path(name):
+        _check_folder(path, what)
 
 
 def locate_model(model: str | Path, *, what: str) -> tuple[str, bool]:

@@ -53,12 +53,26 @@ def import_target(spec: str) -> Any:
         obj: Any = importlib.import_module(module_name)
     except ImportError as exc:
         raise InputError(f"cannot import module {module_name!r}: {exc}", source=spec) from None
+    except Exception as exc:  # the module's own code raised: one line, where and what, no traceback
+        raise InputError(
+            f"importing module {module_name!r} raised {type(exc).__name__}: {' '.join(str(exc).split())}"
+            f"{_where(exc)}",
+            source=spec,
+        ) from None
     for part in attr_path.split("."):
         try:
             obj = getattr(obj, part)
         except AttributeError:
             raise InputError(f"module {module_name!r} has no attribute {attr_path!r}", source=spec) from None
     return obj
+
+
+def _where(exc: BaseException) -> str:
+    """` (FILE, line N)` of the innermost frame of the user's code that raised, if any."""
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "importlib" not in f.filename]
+    return f" ({frames[-1].filename}, line {frames[-1].lineno})" if frames else ""
 
 
 class CallableSystem(_AnswerMemo):
