@@ -112,9 +112,15 @@ def _resume_replay(params: dict[str, Any]) -> bool:
     from ragmeter.cli.options import open_db
     from ragmeter.diagnose.resume import aresume_replay, replay_parent
 
+    from ragmeter.errors import RagmeterError
+
     store = open_db(params.get("db"))
     try:
-        if replay_parent(store.get_run(str(params["resume"]), with_queries=False)) is None:
+        try:
+            stored = store.get_run(str(params["resume"]), with_queries=False)
+        except RagmeterError:  # no such run: the ordinary resume checks every flag first, then says so
+            return False
+        if replay_parent(stored) is None:
             return False
         result = asyncio.run(
             aresume_replay(str(params["resume"]), store=store, progress=not params.get("no_progress"))
