@@ -18,16 +18,15 @@ def _h(text: str) -> int:
     return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
 
 
-def responder(req: Any) -> Any:
+def responder(req: Any, salt: str = "") -> Any:
     from ragmeter.llm.scripted import Step
 
     text = " ".join(str(m.get("content", "")) for m in req.messages)
     user = req.user
-    h = _h(user.split("\n\n")[0])
+    h = _h(salt + user.split("\n\n")[0])
     if "split texts into factual claims" in text or '"claims"' in text:
         return Step(text=json.dumps({"claims": ["The passage names the system.", "It is an evaluation tool."]}))
     if "check claims against a reference" in text:
-        n = user.count("\n[") + (1 if user.startswith("[") else 0)
         n = max(1, len([ln for ln in user.splitlines() if ln.startswith("[")]))
         return Step(text=json.dumps({"verdicts": ["Entailment" if (h >> i) & 1 else "Neutral" for i in range(n)]}))
     if "check one claim" in text:
@@ -53,8 +52,11 @@ def responder(req: Any) -> Any:
     return Step(status=400, text="unscripted prompt")
 
 
-def make_judged_demo(db: Path, n: int = 24) -> str:
-    """A judged demo run of the first n questions in a store at db; returns its run id."""
+def make_judged_demo(
+    db: Path, n: int = 24, *, salt: str = "", extra: dict[str, Any] | None = None, name: str | None = None
+) -> str:
+    """A judged demo run of the first n questions in a store at db; returns its run id. `salt` changes the
+    scripted grades (a second run to compare); `extra` goes into the run's config."""
     from ragmeter.datasets import demo_dataset
     from ragmeter.llm import from_spec
     from ragmeter.llm.scripted import ScriptedServer
@@ -66,7 +68,7 @@ def make_judged_demo(db: Path, n: int = 24) -> str:
     dataset = dataset.model_copy(update={"queries": dataset.queries[:n]})
 
     async def go() -> str:
-        async with ScriptedServer(responder) as server:
+        async with ScriptedServer(lambda req: responder(req, salt)) as server:
             spec = "openai-compatible:judge@" + server.url
             llm = from_spec(spec, max_retries=0, concurrency=4)
             config = EvalConfig(
@@ -75,10 +77,17 @@ def make_judged_demo(db: Path, n: int = 24) -> str:
                 use_llm_judge=True,
                 judge_model=spec,
                 metrics=JUDGES,
-                extra={"semantic": False},
+                mode="fulltext",
+                extra={"semantic": False, **(extra or {})},
             )
             run = await arun_evaluation(
-                dataset, DemoFulltext(), config, store=f"sqlite:///{db}", llm=llm, progress=False
+                dataset,
+                DemoFulltext(),
+                config,
+                store=f"sqlite:///{db}",
+                llm=llm,
+                progress=False,
+                name=name or "demo fulltext judged (scripted judge)",
             )
             await llm.aclose()
             assert run.run_id is not None
@@ -90,4 +99,7 @@ def make_judged_demo(db: Path, n: int = 24) -> str:
 if __name__ == "__main__":
     import sys
 
-    print(make_judged_demo(Path(sys.argv[1])))
+    first = make_judged_demo(Path(sys.argv[1]))
+    print(first)
+    replay = {"replay": {"parent": first, "intervention": "oracle_contexts"}}
+    print(make_judged_demo(Path(sys.argv[1]), salt="b", extra=replay, name="demo replay (scripted judge)"))

@@ -174,6 +174,7 @@ class Viewer:
             "run.html.j2",
             run=run,
             system=data.system_of(run),
+            replay=data.replay_of(run),
             duration="–" if dur is None else f"{dur:.1f} s",
             queries_url=run_href(run.run_id) + "/queries",
             summary=data.summary_rows(run),

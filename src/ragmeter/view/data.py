@@ -66,13 +66,25 @@ def headline(run: EvalRunResult) -> tuple[str, str, str]:
     return "", "", ""
 
 
+def replay_of(run: EvalRunResult) -> tuple[str, str] | None:
+    """(parent run id, intervention) of a diagnose replay, when its record (or config) names them."""
+    for source in ((run.record or {}).get("replay"), run.config.extra.get("replay")):
+        if isinstance(source, dict) and source.get("parent"):
+            return str(source["parent"]), str(source.get("intervention") or "replay")
+    return None
+
+
 def run_rows(runs: Sequence[EvalRunResult]) -> list[dict[str, Any]]:
     rows = []
     for r in runs:
         metric, mean, ci = headline(r)
         dur = duration_s(r)
+        replay = replay_of(r)
+        mean_value = r.aggregate[metric].mean if metric else None
         rows.append(
             {
+                "replay": replay,
+                "badge": {"text": mean, "tone": tone(metric, mean_value)} if metric else None,
                 "run_id": r.run_id or "",
                 "name": r.name,
                 "status": r.status,
@@ -84,11 +96,19 @@ def run_rows(runs: Sequence[EvalRunResult]) -> list[dict[str, Any]]:
                 "metric": metric,
                 "mean": mean,
                 "ci": ci,
+                "ci_short": _short_ci(r, metric),
                 "cost": "–" if cost_of(r) is None else f"${cost_of(r):.4f}",
                 "duration": "–" if dur is None else f"{dur:.1f} s",
             }
         )
     return rows
+
+
+def _short_ci(run: EvalRunResult, metric: str) -> str:
+    s = run.aggregate.get(metric) if metric else None
+    if s is None or s.ci95 is None:
+        return ""
+    return f"[{value_text(metric, s.ci95[0])}, {value_text(metric, s.ci95[1])}]"
 
 
 def summary_rows(run: EvalRunResult) -> list[dict[str, Any]]:
@@ -352,11 +372,15 @@ def changed_queries(runs: Sequence[EvalRunResult], top: int = 20) -> tuple[list[
     """The queries that changed most between the first and the second run, on their headline metrics."""
     from ragmeter.report.selection import change_rows, headline_metrics
 
-    names = [n for n in headline_metrics(list(runs[0].aggregate)) if n in runs[1].aggregate]
+    common = [n for n in runs[0].aggregate if n in runs[1].aggregate]
+    # the registry's headline metrics (they fit one line at 1280 px), else one cut-off per family
+    names = registry.headline(common) or headline_metrics(common)
     rows, n = change_rows(runs[0], runs[1], names, top=top)
     for r in rows:
         for c in r["cells"]:
             c["text"] = "–" if c["delta"] is None else f"{c['delta']:+.3f}"
+            c["a_text"] = value_text(c["metric"], c["a"])
+            c["b_text"] = value_text(c["metric"], c["b"])
     return rows, n
 
 
@@ -402,16 +426,22 @@ def tone(name: str, value: float | None) -> str:
 def badge(name: str, m: MetricResult | None) -> dict[str, Any]:
     """One metric of one query as a badge: the value printed, its tone, and the null reason as its title."""
     value = None if m is None else m.value
-    spec = registry.lookup(name)
-    wide = spec is None or spec.range[1] is None or spec.range[1] > 1  # a grade 1-10, a count, ms
-    digits = 1 if wide else 3
-    text = "–" if m is None else ("null" if value is None else f"{value:.{digits}f}")
+    text = "–" if m is None else ("null" if value is None else value_text(name, value))
     return {
         "metric": name,
         "text": text,
         "tone": "missing" if m is None else tone(name, value),
         "title": f"{name}: " + (("null: " + m.error) if m is not None and m.error else text),
     }
+
+
+def value_text(name: str, value: float | None) -> str:
+    """A value as badges and comparisons print it: 3 decimals on a 0-1 scale, 1 on a wider one."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    spec = registry.lookup(name)
+    wide = spec is None or spec.range[1] is None or spec.range[1] > 1  # a grade 1-10, a count, ms
+    return f"{value:.{1 if wide else 3}f}"
 
 
 def class_chip(klass: str | None) -> dict[str, str]:
