@@ -53,9 +53,10 @@ def responder(req: Any, salt: str = "") -> Any:
 
 
 def make_judged_demo(
-    db: Path, n: int = 24, *, salt: str = "", extra: dict[str, Any] | None = None, name: str | None = None
+    db: Path, n: int | None = None, *, salt: str = "", extra: dict[str, Any] | None = None, name: str | None = None
 ) -> str:
-    """A judged demo run of the first n questions in a store at db; returns its run id. `salt` changes the
+    """A judged demo run of the first n questions (all 60 by default: then the viewer finds the demo's
+    relevance labels, which are tied to the whole dataset's hash) in a store at db; returns its run id. `salt` changes the
     scripted grades (a second run to compare); `extra` goes into the run's config."""
     from ragmeter.datasets import demo_dataset
     from ragmeter.llm import from_spec
@@ -65,7 +66,8 @@ def make_judged_demo(
     from ragmeter.systems.demo import DemoFulltext
 
     dataset = demo_dataset()
-    dataset = dataset.model_copy(update={"queries": dataset.queries[:n]})
+    if n is not None:
+        dataset = dataset.model_copy(update={"queries": dataset.queries[:n]})
 
     async def go() -> str:
         async with ScriptedServer(lambda req: responder(req, salt)) as server:
@@ -102,4 +104,4 @@ if __name__ == "__main__":
     first = make_judged_demo(Path(sys.argv[1]))
     print(first)
     replay = {"replay": {"parent": first, "intervention": "oracle_contexts"}}
-    print(make_judged_demo(Path(sys.argv[1]), salt="b", extra=replay, name="demo replay (scripted judge)"))
+    print(make_judged_demo(Path(sys.argv[1]), salt="b", extra=replay, n=24, name="demo replay (scripted judge)"))

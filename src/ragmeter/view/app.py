@@ -337,7 +337,8 @@ class Viewer:
                     prev_href = query_href(run.run_id, near[here - 1].query_id, [*state, ("at", str(at - 1))])
                 if here + 1 < len(near):
                     next_href = query_href(run.run_id, near[here + 1].query_id, [*state, ("at", str(at + 1))])
-                back += "?" + urlencode([*state, ("page", str(at // PAGE_SIZE + 1))])
+                size = _whole(params, "per", PAGE_SIZE, 1, 500)
+                back += "?" + urlencode([*state, ("page", str(at // size + 1))])
         return self.render(
             "query.html.j2",
             run=run,
