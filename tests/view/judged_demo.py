@@ -25,10 +25,14 @@ def responder(req: Any, salt: str = "") -> Any:
     user = req.user
     h = _h(salt + user.split("\n\n")[0])
     if "split texts into factual claims" in text or '"claims"' in text:
-        return Step(text=json.dumps({"claims": ["The passage names the system.", "It is an evaluation tool."]}))
+        return Step(
+            text=json.dumps({"claims": ["The passage names the system.", "It is an evaluation tool."]})
+        )
     if "check claims against a reference" in text:
         n = max(1, len([ln for ln in user.splitlines() if ln.startswith("[")]))
-        return Step(text=json.dumps({"verdicts": ["Entailment" if (h >> i) & 1 else "Neutral" for i in range(n)]}))
+        return Step(
+            text=json.dumps({"verdicts": ["Entailment" if (h >> i) & 1 else "Neutral" for i in range(n)]})
+        )
     if "check one claim" in text:
         verdict = "SUPPORTED" if h % 3 else "NOT_SUPPORTED"
         return Step(text=json.dumps({"reasoning": "The sources state it.", "verdict": verdict}))
@@ -48,12 +52,19 @@ def responder(req: Any, salt: str = "") -> Any:
         )
     if "grade how well retrieved" in text:
         grade = 1 + h % 10
-        return Step(text=json.dumps({"reasoning": f"Chunk 1 covers {grade * 10}% of the question.", "grade": grade}))
+        return Step(
+            text=json.dumps({"reasoning": f"Chunk 1 covers {grade * 10}% of the question.", "grade": grade})
+        )
     return Step(status=400, text="unscripted prompt")
 
 
 def make_judged_demo(
-    db: Path, n: int | None = None, *, salt: str = "", extra: dict[str, Any] | None = None, name: str | None = None
+    db: Path,
+    n: int | None = None,
+    *,
+    salt: str = "",
+    extra: dict[str, Any] | None = None,
+    name: str | None = None,
 ) -> str:
     """A judged demo run of the first n questions (all 60 by default: then the viewer finds the demo's
     relevance labels, which are tied to the whole dataset's hash) in a store at db; returns its run id. `salt` changes the
@@ -104,4 +115,6 @@ if __name__ == "__main__":
     first = make_judged_demo(Path(sys.argv[1]))
     print(first)
     replay = {"replay": {"parent": first, "intervention": "oracle_contexts"}}
-    print(make_judged_demo(Path(sys.argv[1]), salt="b", extra=replay, n=24, name="demo replay (scripted judge)"))
+    print(
+        make_judged_demo(Path(sys.argv[1]), salt="b", extra=replay, n=24, name="demo replay (scripted judge)")
+    )

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import html
 import re
-from pathlib import Path
 
 import pytest
+from judged_demo import make_judged_demo
 from markupsafe import escape
 
 import ragmeter.metrics as rm
@@ -21,7 +21,6 @@ from ragmeter.view.app import Viewer, create_app
 pytest.importorskip("starlette")
 pytest.importorskip("aiohttp")
 pytest.importorskip("bm25s")
-from judged_demo import make_judged_demo
 from starlette.testclient import TestClient
 
 REPR = re.compile(r"\{'|': |\bFalse\b|\bTrue\b|\bNone\b")
@@ -72,10 +71,14 @@ def test_queries_page_worst_first_by_the_headline_with_questions_and_badges(
     by_id = {q.query_id: q for q in run.per_query}
     for qid in ids:
         assert str(escape(by_id[qid].question)) in page
-    shown = data.default_columns(rm.headline(per_query) + [n for n in per_query if n not in rm.headline(per_query)])
+    shown = data.default_columns(
+        rm.headline(per_query) + [n for n in per_query if n not in rm.headline(per_query)]
+    )
     for name in shown:
         assert f'data-col="{name}"' in page
-    for m in re.finditer(r'<span class="badge (t\d|null|plain|missing)" data-metric="([^"]+)" title="[^"]*">([^<]*)<', page):
+    for m in re.finditer(
+        r'<span class="badge (t\d|null|plain|missing)" data-metric="([^"]+)" title="[^"]*">([^<]*)<', page
+    ):
         tone, name, text = m.groups()
         if tone.startswith("t"):
             assert text not in ("", "–") and float(text) >= 0  # the value is printed, not only a colour
@@ -104,19 +107,28 @@ def test_columns_sort_and_direction_live_in_the_url(client: TestClient, demo: tu
     first = html.unescape(re.search(r'class="query-link" href="([^"]+)"', page).group(1))  # type: ignore[union-attr]
     assert "sort=mrr" in first and "desc=1" in first and "at=0" in first
     for bad in ("col=nope", "desc=2", "col=avg_llm_grade", "at=-1"):
-        path = f"/runs/{run_id}/queries?{bad}" if not bad.startswith("at") else f"/runs/{run_id}/query?id=q01&{bad}"
+        path = (
+            f"/runs/{run_id}/queries?{bad}"
+            if not bad.startswith("at")
+            else f"/runs/{run_id}/query?id=q01&{bad}"
+        )
         r = client.get(path)
         assert r.status_code == 400, bad
         assert "Traceback" not in r.text
 
 
-def test_query_page_judges_first_verdict_tables_and_no_repr(client: TestClient, demo: tuple[str, str, str]) -> None:
+def test_query_page_judges_first_verdict_tables_and_no_repr(
+    client: TestClient, demo: tuple[str, str, str]
+) -> None:
     db, run_id, _ = demo
     with open_store(db, sweep=False) as store:
         run = store.get_run(run_id)
     q = next(q for q in run.per_query if q.metrics["rc_faithfulness"].value is not None)
     page = client.get(f"/runs/{run_id}/query?id={q.query_id}").text
-    reason = html.escape(q.metrics["answer_correctness"].details.get("reasoning") or q.metrics["retrieval_grade"].details["reasoning"])
+    reason = html.escape(
+        q.metrics["answer_correctness"].details.get("reasoning")
+        or q.metrics["retrieval_grade"].details["reasoning"]
+    )
     assert page.index(reason) < page.index('<table class="docs">')  # judges come before the documents
     assert page.index('id="answer"') < page.index('<table class="docs">')
     # RAGChecker's verdicts: one row per answer claim, one true/false cell per chunk, as stored
@@ -138,7 +150,8 @@ def test_query_page_judges_first_verdict_tables_and_no_repr(client: TestClient, 
     labels = re.findall(r'<td class="num( note)?">(unjudged|\d+)</td><td>(yes|no|–)</td>', page)
     docs = sorted(q.retrieved, key=lambda d: d.rank)
     assert [lab for _, lab, _ in labels] == [
-        ("unjudged" if d.doc_id not in graded else str((qrels.relevance or {}).get(d.doc_id, 1))) for d in docs
+        ("unjudged" if d.doc_id not in graded else str((qrels.relevance or {}).get(d.doc_id, 1)))
+        for d in docs
     ]
     assert "unjudged" in [lab for _, lab, _ in labels]
 
@@ -157,16 +170,22 @@ def test_j_and_k_follow_the_queries_page_order(client: TestClient, demo: tuple[s
     assert 'id="prev-query"' not in client.get(links[0]).text
     # j crosses pages: the last row of a page of 50 steps to the first of the next, whose back link is page 2
     paged = client.get(f"/runs/{run_id}/queries?sort=retrieval_grade&desc=1").text
-    end = client.get([html.unescape(h) for h in re.findall(r'class="query-link" href="([^"]+)"', paged)][-1]).text
+    end = client.get(
+        [html.unescape(h) for h in re.findall(r'class="query-link" href="([^"]+)"', paged)][-1]
+    ).text
     step = html.unescape(re.search(r'id="next-query" href="([^"]+)"', end).group(1))  # type: ignore[union-attr]
     assert f"id={order[50]}&" in step and "at=50" in step
-    assert "page=2" in html.unescape(re.search(r'id="all-queries" href="([^"]+)"', client.get(step).text).group(1))  # type: ignore[union-attr]
+    assert "page=2" in html.unescape(
+        re.search(r'id="all-queries" href="([^"]+)"', client.get(step).text).group(1)
+    )  # type: ignore[union-attr]
     # opened without the list's order (a shared link to one query): no j/k links, no error
     plain = client.get(f"/runs/{run_id}/query?id={order[0]}").text
     assert 'id="next-query"' not in plain
 
 
-def test_compare_changed_queries_first_with_both_values(client: TestClient, demo: tuple[str, str, str]) -> None:
+def test_compare_changed_queries_first_with_both_values(
+    client: TestClient, demo: tuple[str, str, str]
+) -> None:
     db, first, second = demo
     page = client.get(f"/compare?run={first}&run={second}").text
     assert page.index('<table class="changed') < page.index("<figure")
@@ -179,11 +198,16 @@ def test_compare_changed_queries_first_with_both_values(client: TestClient, demo
     assert str(escape(qb[qid].question)) in row
     va = qa[qid].metrics["answer_correctness"].value
     vb = qb[qid].metrics["answer_correctness"].value
-    assert f"{data.value_text('answer_correctness', va)} → {data.value_text('answer_correctness', vb)}" in html.unescape(row)
+    assert (
+        f"{data.value_text('answer_correctness', va)} → {data.value_text('answer_correctness', vb)}"
+        in html.unescape(row)
+    )
     assert not REPR.search(_text(page))
 
 
-def test_runs_list_names_a_replays_parent_and_intervention(client: TestClient, demo: tuple[str, str, str]) -> None:
+def test_runs_list_names_a_replays_parent_and_intervention(
+    client: TestClient, demo: tuple[str, str, str]
+) -> None:
     _, first, second = demo
     page = client.get("/").text
     row = page.split(f'<tr data-run="{second}">')[1].split("</tr>")[0]
@@ -202,11 +226,15 @@ def test_badge_tones_follow_direction_and_range() -> None:
     assert data.tone("retrieval_grade", 1.0) == "t0" and data.tone("retrieval_grade", 10.0) == "t4"
     assert data.tone("retrieval_grade", 5.5) == "t2"
     assert data.tone("latency_total_ms", 120.0) == "plain" and data.tone("ndcg@10", None) == "null"
-    b = data.badge("answer_correctness", MetricResult(name="answer_correctness", value=None, error="timed out"))
+    b = data.badge(
+        "answer_correctness", MetricResult(name="answer_correctness", value=None, error="timed out")
+    )
     assert b["text"] == "null" and "timed out" in b["title"]
     assert data.badge("retrieval_grade", MetricResult(name="retrieval_grade", value=7.0))["text"] == "7.0"
     assert data.readable({"prompt": 400, "completion": 80}) == "prompt 400, completion 80"
-    assert data.readable(False) == "no" and data.readable([]) == "none" and data.readable(["a", "b"]) == "a; b"
+    assert (
+        data.readable(False) == "no" and data.readable([]) == "none" and data.readable(["a", "b"]) == "a; b"
+    )
     assert data.class_chip("answer_wrong_with_evidence")["text"] == "wrong answer"
 
 

@@ -279,8 +279,11 @@ class Viewer:
         rows = []
         for i, q in enumerate(page.rows):
             reason = next(
-                (f"{n}: {m.error}" for n, m in q.metrics.items() if m.value is None and m.error and (
-                    registry.family_of(n) == "judge")),
+                (
+                    f"{n}: {m.error}"
+                    for n, m in q.metrics.items()
+                    if m.value is None and m.error and (registry.family_of(n) == "judge")
+                ),
                 next((f"{n}: {m.error}" for n, m in q.metrics.items() if m.value is None and m.error), ""),
             )
             at = page.offset + i

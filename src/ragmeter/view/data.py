@@ -267,13 +267,13 @@ def judgement(name: str, m: MetricResult) -> dict[str, Any]:
                 claim = item.get("claim") or item.get("statement") or item.get("text") or ""
                 verdict = item.get("verdict") or item.get("label") or ""
                 why = item.get("reasoning") or item.get("reason") or ""
-                claims.append({"claim": readable(claim), "verdict": readable(verdict), "reason": readable(why)})
+                claims.append(
+                    {"claim": readable(claim), "verdict": readable(verdict), "reason": readable(why)}
+                )
             else:
                 claims.append({"claim": readable(item), "verdict": "", "reason": ""})
     call = {k: details.pop(k) for k in CALL_KEYS if k in details}
-    call_text = " · ".join(
-        f"{k} {readable(v)}" for k, v in call.items() if not (k == "flags" and not v)
-    )
+    call_text = " · ".join(f"{k} {readable(v)}" for k, v in call.items() if not (k == "flags" and not v))
     return {
         "name": name,
         "value": fmt(m.value),
@@ -285,8 +285,15 @@ def judgement(name: str, m: MetricResult) -> dict[str, Any]:
         "tables": tables,
         "other": [(k, readable(v)[:2000]) for k, v in details.items()],
         "call": call_text,
-        "is_judge": bool(reason or claims or tables or (m.error and registry.family_of(name) == "judge")),
+        "is_judge": _is_judge(name, bool(reason or claims or tables)),
     }
+
+
+def _is_judge(name: str, says_why: bool) -> bool:
+    """A judge's metric (the judges section of the query page): the registry's judge family, or a metric
+    the registry does not know that gives a reason, claims or verdicts (a user's judge)."""
+    family = registry.family_of(name)
+    return family == "judge" or (family is None and says_why)
 
 
 def usage_of_query(q: QueryEvalResult) -> list[dict[str, Any]]:
@@ -325,6 +332,9 @@ def query_detail(run: EvalRunResult, q: QueryEvalResult) -> dict[str, Any]:
     every = [judgement(n, q.metrics[n]) for n in display_order(list(q.metrics))]
     judged = [j for j in every if j["is_judge"]]
     klass = failure_class_of(q)
+    # the failure class is the chip at the top, with its reason; its 0/1 metrics are not listed again
+    diagnosis = {j["name"] for j in every if registry.family_of(j["name"]) == "diagnosis"}
+    class_reason = next((j["reason"] for j in every if j["name"] == f"class_{klass}"), "") if klass else ""
     return {
         "query_id": q.query_id,
         "question": q.question,
@@ -334,7 +344,8 @@ def query_detail(run: EvalRunResult, q: QueryEvalResult) -> dict[str, Any]:
         "answer": q.answer,
         "docs": docs,
         "judged": judged,
-        "measures": [j for j in every if not j["is_judge"]],
+        "measures": [j for j in every if not j["is_judge"] and j["name"] not in diagnosis],
+        "class_reason": class_reason,
         "latency": [(k, f"{v:.1f} ms") for k, v in q.latency_ms.items()],
         "usage": usage_of_query(q),
         "failure_class": klass,
@@ -398,7 +409,7 @@ TONES = ("t0", "t1", "t2", "t3", "t4")
 CLASS_CHIPS = {
     "no_relevant_retrieved": "no relevant",
     "relevant_not_in_context": "not in context",
-    "answer_wrong_with_evidence": "wrong answer",
+    "answer_wrong_with_evidence": "wrong answer",  # evidence was retrieved
     "unsupported": "unsupported",
     "correct": "correct",
     "unknown": "unknown",
@@ -510,9 +521,11 @@ def verdict_tables(details: dict[str, Any]) -> list[dict[str, Any]]:
         claims = details.get(claims_key) or []
         grid = [row if isinstance(row, list) else [row] for row in rows]
         width = max(len(r) for r in grid)
-        header = ["entailed"] if width == 1 and not isinstance(rows[0], list) else [
-            f"chunk {j + 1}" for j in range(width)
-        ]
+        header = (
+            ["entailed"]
+            if width == 1 and not isinstance(rows[0], list)
+            else [f"chunk {j + 1}" for j in range(width)]
+        )
         body = []
         for i, row in enumerate(grid):
             claim = str(claims[i]) if i < len(claims) else f"claim {i + 1}"
