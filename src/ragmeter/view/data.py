@@ -285,15 +285,15 @@ def judgement(name: str, m: MetricResult) -> dict[str, Any]:
         "tables": tables,
         "other": [(k, readable(v)[:2000]) for k, v in details.items()],
         "call": call_text,
-        "is_judge": _is_judge(name, bool(reason or claims or tables)),
+        "is_judge": _is_judge(name, bool(reason or claims or tables or m.error)),
     }
 
 
 def _is_judge(name: str, says_why: bool) -> bool:
-    """A judge's metric (the judges section of the query page): the registry's judge family, or a metric
-    the registry does not know that gives a reason, claims or verdicts (a user's judge)."""
-    family = registry.family_of(name)
-    return family == "judge" or (family is None and says_why)
+    """A judge's verdict for the judges section of the query page: a metric of the registry's judge family,
+    or one the registry does not know (a user's judge), that gives a reason, claims, verdicts or a null
+    reason. A value with nothing to say (total_score, from retrieval_grade's grade) is listed with the rest."""
+    return says_why and registry.family_of(name) in ("judge", None)
 
 
 def usage_of_query(q: QueryEvalResult) -> list[dict[str, Any]]:
