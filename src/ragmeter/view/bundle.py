@@ -80,7 +80,7 @@ def run_payload(run: EvalRunResult) -> dict[str, Any]:
                 "docs": [{k: d[k] for k in ("rank", "doc_id", "score", "text")} for d in detail["docs"]],
                 "judged": [
                     {k: j[k] for k in ("name", "value", "error", "reason")}
-                    for j in detail["judged"]
+                    for j in detail["judged"] + detail["measures"]
                     if j["reason"] or j["error"]
                 ],
             }

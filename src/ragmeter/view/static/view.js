@@ -121,3 +121,17 @@
   [textBox, metricBox, loBox, hiBox].forEach(function (b) { b.addEventListener("input", render); });
   render();
 })();
+/* The query page: j / k step to the next / previous query in the queries page's order (the links carry it). */
+(function () {
+  "use strict";
+  var next = document.getElementById("next-query");
+  var prev = document.getElementById("prev-query");
+  if (!next && !prev) { return; }
+  document.addEventListener("keydown", function (ev) {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey) { return; }
+    var t = ev.target;
+    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) { return; }
+    if (ev.key === "j" && next) { window.location.href = next.href; }
+    else if (ev.key === "k" && prev) { window.location.href = prev.href; }
+  });
+})();
