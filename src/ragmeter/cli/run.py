@@ -111,7 +111,6 @@ def _resume_replay(params: dict[str, Any]) -> bool:
 
     from ragmeter.cli.options import open_db
     from ragmeter.diagnose.resume import aresume_replay, replay_parent
-
     from ragmeter.errors import RagmeterError
 
     store = open_db(params.get("db"))
