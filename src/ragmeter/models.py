@@ -62,6 +62,16 @@ class EvalQuery(BaseModel):
     # (e.g. {"answer_correctness": 1, "factuality": 0.5}); read by `ragmeter judges validate`.
     human_labels: dict[str, float | int | bool] = Field(default_factory=dict)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # False: the corpus does not hold the answer (SQuAD v2's is_impossible; `datasets unanswerable`); read by
+    # the abstention rates. Written only when False, so that files and dataset hashes stay as they were.
+    answerable: bool = Field(default=True, strict=True)
+
+    @model_serializer(mode="wrap")
+    def _omit_answerable(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("answerable") is True:
+            del data["answerable"]
+        return data
 
     def gold_answers(self) -> list[str]:
         if self.answers:

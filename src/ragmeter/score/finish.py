@@ -66,8 +66,13 @@ async def score_run(
         await asyncio.to_thread(semantic_scores, results, by_id, out=level)
     per_query = [merge_metrics(r, level.values.get(r.query_id, {})) for r in results]
     if plan.diagnosis:
-        from ragmeter.score.classes import class_values
+        from ragmeter.score.abstention import abstention_values
+        from ragmeter.score.classes import class_values, parse_rule
 
+        rates = abstention_values(per_query, by_id, parse_rule(correct_if))
+        for query_id, values in rates.items():
+            level.values.setdefault(query_id, {}).update(values)
+        per_query = [merge_metrics(r, rates.get(r.query_id, {})) for r in per_query]
         classes = class_values(
             per_query, by_id, context_k=context_k, relevance_level=relevance_level, correct_if=correct_if
         )
