@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from ragmeter.metrics.spec import MetricSpec
-from ragmeter.text.abstention import PHRASES_VERSION
 
 VERSION = "squad-v1.1"  # SQuAD v1.1 normalisation and matching (text/normalize.py)
 _GOLDS, _CONTEXTS = ("answer", "gold_answers"), ("answer", "contexts")
@@ -46,23 +45,3 @@ SPECS: tuple[MetricSpec, ...] = (
         higher_is_better=False,
     ),
 )
-
-# The free abstention detector (text/abstention.py): 1 when the answer contains a declared refusal phrase.
-# Computed with the abstention rates after the loop (run stage); versioned by its phrase list; opt-in by name.
-# Family "diagnosis", as the abstention rates it feeds: not an answer-quality score (no lexical default, no
-# attribution in diagnose).
-ABSTAINED_LEXICAL = MetricSpec(
-    "abstained_lexical",
-    "diagnosis",
-    "run",
-    ("answer",),
-    (0.0, 1.0),
-    False,
-    interval="wilson",
-    scale="0/1",
-    version=PHRASES_VERSION,
-    default=False,
-    computed_by="ragmeter.score.abstention:abstention_values",
-    description="1 if the answer contains a declared refusal phrase (the abstained judge's free fallback)",
-)
-SPECS = (*SPECS, ABSTAINED_LEXICAL)
