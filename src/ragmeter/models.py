@@ -368,6 +368,9 @@ class EvalRunResult(BaseModel):
     sequential: dict[str, Any] | None = None
     # How far each judge metric agrees with itself across repeats (`run --repeat N`); empty for N = 1.
     stability: dict[str, JudgeStability] = Field(default_factory=dict)
+    # The sufficiency x outcome table (ragmeter.score.sufficiency): cells with counts and Wilson intervals;
+    # None when no query has a context_sufficiency value.
+    sufficiency: dict[str, Any] | None = None
 
     def system_label(self) -> str:
         """What was evaluated, as lists show it: `builtin (hybrid)` only for the built-in pipeline; an

@@ -161,6 +161,35 @@ async def test_queries_land_in_their_cells_classes_and_rates(tmp_path: Path) -> 
     cell = table["cells"]["insufficient"]["abstained"]
     lo, hi = cell["ci95"]
     assert cell["share"] == pytest.approx(2 / 9) and 0 < lo < 2 / 9 < hi < 1
+    assert result.sufficiency == table  # the run carries the table it was scored with
+    _table_is_shown(tmp_path, result, table)
+
+
+def _table_is_shown(tmp_path: Path, result: Any, table: dict[str, Any]) -> None:
+    """The same table from the store, in `runs show` (table and JSON) and in the HTML report."""
+    import json
+
+    from click.testing import CliRunner
+
+    from ragmeter.cli import cli
+    from ragmeter.report.html import render_html
+    from ragmeter.store import open_store
+
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    with open_store(db) as store:
+        assert store.get_run(result.run_id).sufficiency == table
+    shown = CliRunner().invoke(cli, ["runs", "show", result.run_id, "--db", db], catch_exceptions=False)
+    assert shown.exit_code == 0, shown.output
+    text = " ".join(shown.output.split())
+    assert "sufficiency x outcome (9 queries" in text
+    assert "insufficient │ 1 (11% [0.02, 0.43])" in text  # insufficient / correct: Portugal, 1 of 9
+    assert "over_refusal_rate │ rate │ 0.2857" in text
+    as_json = CliRunner().invoke(
+        cli, ["runs", "show", result.run_id, "--db", db, "--format", "json"], catch_exceptions=False
+    )
+    assert json.loads(as_json.stdout)["sufficiency"]["cells"] == table["cells"]
+    html = render_html([result], plots=False)
+    assert "Context sufficiency x outcome" in html and "2 (22% [" in html
 
 
 async def test_lexical_fallback_decides_without_the_abstained_judge(tmp_path: Path) -> None:

@@ -278,6 +278,7 @@ class _Run:
             ppi=scored.ppi,
             sequential=sequential,
             stability=stability,
+            sufficiency=scored.summary.get("sufficiency"),
         )
         if self.store is not None and self.run_id is not None:
             self.store.put_metric_values(self.run_id, scored.run_level)

@@ -71,24 +71,3 @@ def sufficiency_table(
         "abstained_means": "the abstained judge where it has a value, else the declared refusal phrases",
     }
 
-
-def table_lines(table: Mapping[str, Any]) -> list[str]:
-    """The table as console lines (runs show, the report's text)."""
-
-    def cell(c: Mapping[str, Any]) -> str:
-        if c["share"] is None:
-            return f"{c['n']}"
-        lo, hi = c["ci95"]
-        return f"{c['n']} ({100 * c['share']:.0f}% [{100 * lo:.0f}, {100 * hi:.0f}])"
-
-    width = 22
-    lines = [
-        f"sufficiency x outcome ({table['n']} queries; share of the table, Wilson 95%)",
-        f"{'':<14}" + "".join(f"{col:<{width}}" for col in (*COLUMNS, "total")),
-    ]
-    for row in ROWS:
-        cells = table["cells"][row]
-        lines.append(f"{row:<14}" + "".join(f"{cell(cells[c]):<{width}}" for c in (*COLUMNS, "total")))
-    if table["n_without_outcome"]:
-        lines.append(f"{table['n_without_outcome']} judged queries have no known outcome (left out)")
-    return lines

@@ -32,4 +32,5 @@ def run_result(row: Any, per_query: list[QueryEvalResult]) -> EvalRunResult:
         ppi=summary.get("ppi") or {},
         sequential=summary.get("sequential"),
         stability=summary.get("stability") or {},
+        sufficiency=summary.get("sufficiency"),
     )
