@@ -200,8 +200,8 @@ async def test_lexical_fallback_decides_without_the_abstained_judge(tmp_path: Pa
     for topic, case in CASES.items():
         r = _by_topic(result)[topic]
         assert class_of(r) == case[5], topic
-        assert r.metrics["abstention_rate"].details["reason"].startswith(
-            ("refusal phrase", "no refusal phrase")
+        assert (
+            r.metrics["abstention_rate"].details["reason"].startswith(("refusal phrase", "no refusal phrase"))
         )
     assert result.aggregate["over_refusal_rate"].mean == pytest.approx(2 / 7)
 

@@ -64,7 +64,9 @@ def fetch_command(name: str, base_url: str | None) -> None:
     help="Share of ALL the queries to make unanswerable (at most every eligible one).",
 )
 @click.option("--seed", type=int, default=42, show_default=True, help="Which eligible queries are chosen.")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The copy (native JSON).")
+@click.option(
+    "-o", "--output", required=True, type=click.Path(dir_okay=False), help="The copy (native JSON)."
+)
 def unanswerable_command(dataset: str, share: float, seed: int, output: str) -> None:
     """A copy of DATASET (a name or a file) where some queries lose their relevant documents: chosen by seed
     among the queries whose relevant documents are relevant to no other query, their documents removed from

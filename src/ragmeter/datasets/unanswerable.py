@@ -38,9 +38,7 @@ def eligible_queries(dataset: EvalDataset, *, relevance_level: int = 1) -> list[
     return [
         q.query_id
         for q in dataset.queries
-        if q.answerable
-        and (docs := _relevant(q, relevance_level))
-        and all(users[d] == 1 for d in docs)
+        if q.answerable and (docs := _relevant(q, relevance_level)) and all(users[d] == 1 for d in docs)
     ]
 
 

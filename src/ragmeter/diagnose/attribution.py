@@ -16,6 +16,7 @@ import numpy as np
 
 from ragmeter.diagnose.replay import (
     CHAIN,
+    CLOSED_BOOK,
     NO_RERANK,
     CountedRetrieval,
     ReplaySystem,
@@ -137,10 +138,14 @@ async def adiagnose(
     if dataset is None:
         dataset = resolve_dataset(run.config.dataset, seed=run.config.seed, store=store)
     by_id = {q.query_id: q for q in dataset.queries}
-    if not any(by_id[r.query_id].judgments() for r in run.per_query if r.query_id in by_id):
+    labelled = any(by_id[r.query_id].judgments() for r in run.per_query if r.query_id in by_id)
+    if not labelled and (not extras or set(extras) - {CLOSED_BOOK}):
         raise InputError(
-            f"run {run_id}'s queries have no relevance labels: the oracle steps need qrels", source=run_id
+            f"run {run_id}'s queries have no relevance labels: the oracle steps need qrels "
+            "(--also closed-book alone does not)",
+            source=run_id,
         )
+    chain: tuple[str, ...] = CHAIN if labelled else ()  # without qrels: the closed-book arm alone
     judge, gen, owned = build_clients(record, judge=llm, generator=generator, want_generator=system is None)
     try:
         parent = SystemAdapter(system) if system is not None else build_system(record.system, dataset, gen)
@@ -149,7 +154,7 @@ async def adiagnose(
         rerun = _without_rerank(parent.system, run_id) if NO_RERANK in extras else None
         corpus = corpus_texts(dataset)
         replays: dict[str, EvalRunResult] = {"run": run}
-        for intervention in (*CHAIN, *extras):
+        for intervention in (*chain, *extras):
             extra = {**run.config.extra, "replay": {"parent": run_id, "intervention": intervention}}
             config = run.config.model_copy(update={"extra": extra, "output": None})
             name = f"{intervention} of {run_id}"
@@ -188,7 +193,9 @@ async def adiagnose(
         "replays": {k: r.run_id for k, r in replays.items() if k != "run"},
         "calls": "replays call the system's answer() and the judges only; retrieve() is never called",
         "retrieve_calls": {k: 0 for k in replays if k != "run"},
-        "metrics": [attribute(n, replays, seed=seed, n_resamples=n_resamples) for n in names],
+        "metrics": [attribute(n, replays, seed=seed, n_resamples=n_resamples) for n in names]
+        if chain
+        else [],
     }
     if rerun is not None:
         out["retrieve_calls"][NO_RERANK] = rerun.retrieve_calls
@@ -199,6 +206,13 @@ async def adiagnose(
         )
     if extras:
         out["also"] = {e: [extra_delta(n, run, replays[e]) for n in names] for e in extras}
+    if CLOSED_BOOK in replays:
+        from ragmeter.diagnose.closed_book import closed_book_values
+
+        values, out["closed_book"] = closed_book_values(
+            run, replays[CLOSED_BOOK], by_id, run.config.extra.get("correct_if")
+        )
+        store.put_metric_values(run_id, values)  # the parent run shows what its answers owe to retrieval
     return out
 
 

@@ -75,6 +75,18 @@ ABSTENTION_METRICS: dict[str, tuple[bool, str, str]] = {
 
 def load() -> None:
     declare(
+        "closed_book_correct",
+        "diagnosis",
+        "run",
+        ("answer", "gold_answers"),
+        (0.0, 1.0),
+        interval="wilson",
+        scale="0/1",
+        plannable=False,  # computed by `diagnose --also closed-book`, stored on the run it diagnosed
+        computed_by="ragmeter.diagnose.closed_book:closed_book_values",
+        description="1 if the generator, replayed with no context, still answers correctly (the run's rule)",
+    )
+    declare(
         "abstained_lexical",
         "diagnosis",
         "run",

@@ -70,4 +70,3 @@ def sufficiency_table(
         f"{GROUNDEDNESS} >= {GROUNDEDNESS_PASS:g} (supported)",
         "abstained_means": "the abstained judge where it has a value, else the declared refusal phrases",
     }
-
