@@ -205,6 +205,12 @@ def print_run(result: EvalRunResult, *, store_url: str | None = None) -> None:
         cells = sufficiency_view(result)
         if cells is not None:
             out.print(cells)
+    curve = result.risk_coverage
+    if curve and curve.get("aurc") is not None:
+        out.print(
+            f"risk-coverage: AURC {curve['aurc']:.4f} over {curve['n']} answers with a confidence (lower is "
+            f"better; risk at full coverage {curve['risk_at_full_coverage']:.4f})"
+        )
     if result.ppi:
         out.print(ppi_table(result))
     if result.stability:

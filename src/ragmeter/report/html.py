@@ -385,6 +385,11 @@ def render_html(
             ppi=_ppi_rows(labels, runs),
             stability=_stability_rows(labels, runs),
             sufficiency=_sufficiency_rows(labels, runs),
+            risk_coverage=[
+                (label, run.risk_coverage)
+                for label, run in zip(labels, runs, strict=True)
+                if run.risk_coverage and run.risk_coverage.get("aurc") is not None
+            ],
             comparisons=[
                 _comparison_view(c, runs[0], runs[i], columns, top_changes)
                 for i, c in enumerate(comparisons, start=1)

@@ -79,11 +79,13 @@ async def score_run(
         for query_id, values in classes.items():
             level.values.setdefault(query_id, {}).update(values)
         per_query = [merge_metrics(r, classes.get(r.query_id, {})) for r in per_query]
-    table = None
+    table = curve = None
     if plan.diagnosis:
+        from ragmeter.score.selective import risk_coverage
         from ragmeter.score.sufficiency import sufficiency_table
 
         table = sufficiency_table(per_query, by_id, correct_if=correct_if)
+        curve = risk_coverage(per_query, by_id, correct_if=correct_if)
     n_failed = sum(r.status == "failed" for r in per_query)
     notes = list(level.notes)
     foreign = foreign_ids_note(by_id, per_query)
@@ -105,6 +107,7 @@ async def score_run(
         summary["retrieval_grades"] = level.grades
     if plan.diagnosis:
         summary["sufficiency"] = table  # None replaces a stale table on rescore
+        summary["risk_coverage"] = curve
     usage = run_usage(per_query, dict(models or {}))
     if usage is not None:
         summary["usage"] = usage
