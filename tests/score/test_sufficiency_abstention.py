@@ -167,6 +167,7 @@ async def test_queries_land_in_their_cells_classes_and_rates(tmp_path: Path) -> 
 
 def _table_is_shown(tmp_path: Path, result: Any, table: dict[str, Any]) -> None:
     """The same table from the store, in `runs show` (table and JSON) and in the HTML report."""
+    import importlib.util
     import json
 
     from click.testing import CliRunner
@@ -188,6 +189,14 @@ def _table_is_shown(tmp_path: Path, result: Any, table: dict[str, Any]) -> None:
         cli, ["runs", "show", result.run_id, "--db", db, "--format", "json"], catch_exceptions=False
     )
     assert json.loads(as_json.stdout)["sufficiency"]["cells"] == table["cells"]
+    if importlib.util.find_spec("starlette") is not None:  # the viewer's run page shows it too
+        from starlette.testclient import TestClient
+
+        from ragmeter.store.pages import open_store_readonly
+        from ragmeter.view.app import Viewer, create_app
+
+        page = TestClient(create_app(Viewer(open_store_readonly(db)))).get(f"/runs/{result.run_id}").text
+        assert 'id="sufficiency"' in page and "2 (22% [0.06, 0.55])" in page
     html = render_html([result], plots=False)
     assert "Context sufficiency x outcome" in html and "2 (22% [" in html
 
