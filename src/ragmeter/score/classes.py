@@ -4,8 +4,8 @@ Assigned in order, the first that holds (ragmeter.metrics.diagnosis.FAILURE_CLAS
 no_relevant_retrieved -> relevant_not_in_context -> answer_wrong_with_evidence -> unsupported -> correct;
 a query without relevance labels is classed by its context_sufficiency verdict crossed with its outcome
 (`without_qrels`); `unknown` names the input that is missing (no qrels nor sufficiency, no answer, no
-correctness signal). Each class is a
-0/1 metric (class_<name>), exactly one of them 1 per scored query, so their means are the class shares.
+correctness signal). Each class is a 0/1 metric (class_<name>), exactly one of them 1 per scored query, so
+their means are the class shares.
 """
 
 from __future__ import annotations
