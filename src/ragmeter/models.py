@@ -62,6 +62,16 @@ class EvalQuery(BaseModel):
     # (e.g. {"answer_correctness": 1, "factuality": 0.5}); read by `ragmeter judges validate`.
     human_labels: dict[str, float | int | bool] = Field(default_factory=dict)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # False: the corpus does not hold the answer (SQuAD v2's is_impossible; `datasets unanswerable`); read by
+    # the abstention rates. Written only when False, so that files and dataset hashes stay as they were.
+    answerable: bool = Field(default=True, strict=True)
+
+    @model_serializer(mode="wrap")
+    def _omit_answerable(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("answerable") is True:
+            del data["answerable"]
+        return data
 
     def gold_answers(self) -> list[str]:
         if self.answers:
@@ -143,6 +153,16 @@ class QueryEvalResult(BaseModel):
     # A judge metric judged more than once (`run --repeat N`): its value in each repeat, by repeat index.
     # `metrics[name]` is then their mean (see mean_of_repeats). Empty for a metric judged once.
     repeats: dict[str, list[MetricResult]] = Field(default_factory=dict)
+    # The system's confidence in its answer, when it gives one (selective answering: ragmeter.score.selective).
+    # Written only when given, so that results without one read and write as they did.
+    confidence: float | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_no_confidence(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("confidence", 0) is None:
+            del data["confidence"]
+        return data
 
 
 def mean_of_repeats(name: str, values: list[MetricResult]) -> MetricResult:
@@ -381,6 +401,11 @@ class EvalRunResult(BaseModel):
     # Each gate on a metric judged in repeats, flaky or stable (`run --repeat N --fail-under ...`); a flaky
     # gate is left out of the exit code unless `--flaky fail` (ragmeter.score.flaky).
     gates_across_repeats: dict[str, GateAcrossRepeats] = Field(default_factory=dict)
+    # The sufficiency x outcome table (ragmeter.score.sufficiency): cells with counts and Wilson intervals;
+    # None when no query has a context_sufficiency value.
+    sufficiency: dict[str, Any] | None = None
+    # The risk-coverage curve and its area when the system gave confidences (ragmeter.score.selective).
+    risk_coverage: dict[str, Any] | None = None
 
     def system_label(self) -> str:
         """What was evaluated, as lists show it: `builtin (hybrid)` only for the built-in pipeline; an

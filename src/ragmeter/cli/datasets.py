@@ -54,6 +54,38 @@ def fetch_command(name: str, base_url: str | None) -> None:
     click.echo(f"{name}: {folder}")
 
 
+@datasets.command("unanswerable")
+@click.argument("dataset")
+@click.option(
+    "--share",
+    type=click.FloatRange(0.0, 1.0, min_open=True),
+    default=0.2,
+    show_default=True,
+    help="Share of ALL the queries to make unanswerable (at most every eligible one).",
+)
+@click.option("--seed", type=int, default=42, show_default=True, help="Which eligible queries are chosen.")
+@click.option(
+    "-o", "--output", required=True, type=click.Path(dir_okay=False), help="The copy (native JSON)."
+)
+def unanswerable_command(dataset: str, share: float, seed: int, output: str) -> None:
+    """A copy of DATASET (a name or a file) where some queries lose their relevant documents: chosen by seed
+    among the queries whose relevant documents are relevant to no other query, their documents removed from
+    the corpus and the queries marked `answerable: false`."""
+    from ragmeter.datasets import load_dataset
+    from ragmeter.datasets.unanswerable import make_unanswerable
+    from ragmeter.safety import write_text_atomic
+
+    made = make_unanswerable(load_dataset(dataset, seed=seed), share=share, seed=seed)
+    text = made.dataset.model_dump_json(indent=1, exclude_none=True)
+    path = write_text_atomic(output, text, source="--output")
+    n = len(made.dataset.queries)
+    click.echo(
+        f"{len(made.eligible)} of {n} queries eligible (relevant documents relevant to no other query); "
+        f"{len(made.chosen)} chosen (share {share:g}, seed {seed}); {len(made.removed_docs)} documents "
+        f"removed from the corpus; wrote {path}"
+    )
+
+
 # `datasets build-citation`: the citation-recommendation builder, registered as a sub-command here.
 from ragmeter.cli.citation import build_citation_command  # noqa: E402
 

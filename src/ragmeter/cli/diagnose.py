@@ -21,7 +21,8 @@ from ragmeter.cli.options import console, db_option, echo_json, format_option, o
     metavar="INTERVENTION",
     help=(
         "An extra replay beside the chain: context-k=N (the top N stored contexts), or no-rerank (the "
-        "built-in pipeline with its reranker switched off: it re-runs retrieval, and says how often)."
+        "built-in pipeline with its reranker switched off: it re-runs retrieval, and says how often), or "
+        "closed-book (the generator with no context; needs no qrels: per query closed_book_correct)."
     ),
 )
 @click.option("--seed", type=int, default=42, show_default=True, help="Seed of the bootstrap.")
@@ -53,7 +54,8 @@ def diagnose_command(
     if fmt == "json":
         echo_json(out)
         return
-    console().print(_table(out))
+    if out["metrics"]:
+        console().print(_table(out))
     for line in _null_lines(out["metrics"]):
         click.echo(line)
     for name, rows in out.get("deltas", {}).items():
@@ -62,6 +64,15 @@ def diagnose_command(
                 click.echo(
                     f"{name}: {r['metric']} (lower is better) {r['delta']:+.4f} vs the run over {r['n']} queries"
                 )
+    book = out.get("closed_book")
+    if book is not None and book["n"]:
+        lo, hi = book["ci95"]
+        owed = book["owed_to_retrieval"]
+        click.echo(
+            f"closed-book: {book['closed_book_correct']:.1%} correct with no context [{lo:.3f}, {hi:.3f}] "
+            f"(Wilson) over {book['n']} queries; {owed['n']} of {owed['of']} owe their correct answer to "
+            "retrieval"
+        )
     for name, rows in out.get("also", {}).items():
         for r in rows:
             if r["n"]:

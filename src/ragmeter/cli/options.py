@@ -111,8 +111,8 @@ def summary_table(result: EvalRunResult, title: str | None = None) -> Any:
     table.add_column("n", justify="right")
     table.add_column("null", justify="right")
     for name in sorted(result.aggregate, key=metrics.sort_key):
-        if metrics.family_of(name) in ("latency", "diagnosis"):
-            continue  # latency_table, class_table
+        if metrics.family_of(name) == "latency" or name.startswith("class_"):
+            continue  # latency_table, class_table (the abstention rates, also diagnosis, are shown here)
         s = result.aggregate[name]
         ci, method = ci_text(name, s)
         table.add_row(
@@ -206,6 +206,17 @@ def print_run(result: EvalRunResult, *, store_url: str | None = None) -> None:
         classes = class_table(result)
         if classes is not None:
             out.print(classes)
+        from ragmeter.report.diagnosis import sufficiency_view
+
+        cells = sufficiency_view(result)
+        if cells is not None:
+            out.print(cells)
+    curve = result.risk_coverage
+    if curve and curve.get("aurc") is not None:
+        out.print(
+            f"risk-coverage: AURC {curve['aurc']:.4f} over {curve['n']} answers with a confidence (lower is "
+            f"better; risk at full coverage {curve['risk_at_full_coverage']:.4f})"
+        )
     if result.ppi:
         out.print(ppi_table(result))
     if result.stability:

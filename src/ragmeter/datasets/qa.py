@@ -28,7 +28,7 @@ def load_squad(
 ) -> EvalDataset:
     """SQuAD v1.1/v2.0 JSON: each paragraph is a document (`<Title>_p<i>`), the paragraph of a question is
     its relevant document, the answer texts are the gold answers. v2.0 unanswerable questions are kept
-    with no gold answer and marked `is_impossible` in metadata.
+    with no gold answer, marked `is_impossible` in metadata and `answerable: false`.
 
     With `limit`, `limit` questions are sampled with `seed`; the corpus stays whole so that retrieval has
     every distractor paragraph.
@@ -56,6 +56,7 @@ def load_squad(
                         answers=answers,
                         relevant_doc_ids=[doc_id],
                         metadata={"title": title, **({"is_impossible": True} if impossible else {})},
+                        answerable=not impossible,
                     )
                 )
     if limit is not None and limit < len(queries):

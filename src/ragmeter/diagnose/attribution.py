@@ -19,6 +19,7 @@ import numpy as np
 
 from ragmeter.diagnose.replay import (
     CHAIN,
+    CLOSED_BOOK,
     NO_RERANK,
     CountedRetrieval,
     check_intervention,
@@ -217,11 +218,15 @@ async def adiagnose(
     if dataset is None:
         dataset = resolve_dataset(run.config.dataset, seed=run.config.seed, store=store)
     by_id = {q.query_id: q for q in dataset.queries}
-    if not any(by_id[r.query_id].judgments() for r in run.per_query if r.query_id in by_id):
+    labelled = any(by_id[r.query_id].judgments() for r in run.per_query if r.query_id in by_id)
+    if not labelled and (not extras or set(extras) - {CLOSED_BOOK}):
         raise InputError(
-            f"run {run_id}'s queries have no relevance labels: the oracle steps need qrels", source=run_id
+            f"run {run_id}'s queries have no relevance labels: the oracle steps need qrels "
+            "(--also closed-book alone does not)",
+            source=run_id,
         )
     copied = copied_metrics(run)
+    chain: tuple[str, ...] = CHAIN if labelled else ()  # without qrels: the closed-book arm alone
     judge, gen, owned = build_clients(record, judge=llm, generator=generator, want_generator=system is None)
     try:
         # the generator is metered: each replay stores (and diagnose reports) the calls it made
@@ -234,7 +239,7 @@ async def adiagnose(
         rerun = _without_rerank(parent.system, run_id) if NO_RERANK in extras else None
         replays: dict[str, EvalRunResult] = {"run": run}
         config, replay_judge = replay_config(run, record, copied, judge)
-        for intervention in (*CHAIN, *extras):
+        for intervention in (*chain, *extras):
             extra = {**config.extra, "replay": {"parent": run_id, "intervention": intervention}}
             this = config.model_copy(update={"extra": extra})
             name = f"{intervention} of {run_id}"
@@ -265,7 +270,9 @@ async def adiagnose(
         "retrieve_calls": {k: 0 for k in replays if k != "run"},
         "usage": {k: replay_usage(r) for k, r in replays.items() if k != "run"},
         "copied": sorted(copied),
-        "metrics": [attribute(n, replays, seed=seed, n_resamples=n_resamples) for n in names],
+        "metrics": [attribute(n, replays, seed=seed, n_resamples=n_resamples) for n in names]
+        if chain
+        else [],
     }
     if lower:  # lower-is-better: each replay's change, not lost points
         out["deltas"] = {k: [extra_delta(n, run, r) for n in lower] for k, r in replays.items() if k != "run"}
@@ -278,6 +285,13 @@ async def adiagnose(
         )
     if extras:
         out["also"] = {e: [extra_delta(n, run, replays[e]) for n in names] for e in extras}
+    if CLOSED_BOOK in replays:
+        from ragmeter.diagnose.closed_book import closed_book_values
+
+        values, out["closed_book"] = closed_book_values(
+            run, replays[CLOSED_BOOK], by_id, run.config.extra.get("correct_if")
+        )
+        store.put_metric_values(run_id, values)  # the parent run shows what its answers owe to retrieval
     return out
 
 

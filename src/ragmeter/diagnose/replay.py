@@ -21,6 +21,7 @@ from ragmeter.systems import Retrieved, aanswer
 
 CHAIN = ("oracle-rank", "oracle-context")
 NO_RERANK = "no-rerank"
+CLOSED_BOOK = "closed-book"  # no context at all (ragmeter.diagnose.closed_book); needs no qrels
 _CONTEXT_K = re.compile(r"^context-k=(\d+)$")
 
 
@@ -34,10 +35,11 @@ def check_intervention(name: str, *, depth: int) -> str:
         if not 1 <= n <= depth:
             raise InputError(f"context-k=N needs 1 <= N <= the stored depth {depth}, got {n}", source=name)
         return name
-    if name == NO_RERANK:
+    if name in (NO_RERANK, CLOSED_BOOK):
         return name
     raise InputError(
-        f"unknown intervention {name!r}; known: oracle-rank, oracle-context, context-k=N, no-rerank",
+        f"unknown intervention {name!r}; known: oracle-rank, oracle-context, context-k=N, no-rerank, "
+        "closed-book",
         source="--also",
     )
 
@@ -58,6 +60,8 @@ def replay_contexts(
 ) -> list[Retrieved]:
     """The contexts an intervention gives the generator for one query. `max_chars`: the system's passage
     limit (the built-in pipeline cuts each context there); an oracle passage obeys it."""
+    if intervention == CLOSED_BOOK:
+        return []
     relevant = {d for d, g in query.judgments().items() if g >= relevance_level}
     if intervention == "oracle-rank":
         first = [d for d in stored.retrieved if d.doc_id in relevant]

@@ -25,6 +25,7 @@ from ragmeter.judges.retrieval import (
     summarize_retrieval_grades,
 )
 from ragmeter.judges.scales import Scale
+from ragmeter.judges.sufficiency import ABSTAINED, CONTEXT_SUFFICIENCY
 from ragmeter.llm.base import LLMClient
 from ragmeter.models import MetricResult
 
@@ -41,8 +42,10 @@ JUDGES: dict[str, Judge] = {
         RETRIEVAL_GRADE,
     )
 }
+# Reference-free, opt-in: the sufficient-context autorater and the abstention judge (judges/sufficiency.py).
+THIN_CONTEXT_JUDGES: dict[str, Judge] = {j.name: j for j in (CONTEXT_SUFFICIENCY, ABSTAINED)}
 # Every judge a run may name: the default ones above and the opt-in rc_* claim judges (RAGChecker's metrics).
-ALL_JUDGES: dict[str, Judge] = {**JUDGES, **RC_JUDGES}
+ALL_JUDGES: dict[str, Judge] = {**JUDGES, **RC_JUDGES, **THIN_CONTEXT_JUDGES}
 
 PROMPTS = {name: judge.prompt for name, judge in JUDGES.items()}
 
@@ -54,6 +57,8 @@ answer_correctness = ANSWER_CORRECTNESS
 coherence = COHERENCE
 completeness = COMPLETENESS
 citation_accuracy = CITATION_ACCURACY
+context_sufficiency = CONTEXT_SUFFICIENCY
+abstained = ABSTAINED
 
 
 def prompt_versions(names: Sequence[str] | None = None) -> dict[str, str]:
@@ -110,11 +115,13 @@ __all__ = [
     "Judge",
     "JudgeInput",
     "Scale",
+    "abstained",
     "answer_correctness",
     "check_judge_names",
     "citation_accuracy",
     "coherence",
     "completeness",
+    "context_sufficiency",
     "factuality",
     "groundedness",
     "judge_scales",

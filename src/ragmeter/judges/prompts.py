@@ -253,3 +253,58 @@ Reply with JSON only: {{"claims": ["<claim>", ...]}}""",
     max_tokens=600,
     follow_up=RC_CHECK,
 )
+
+# The sufficient-context autorater of Joren et al. (ICLR 2025, "Sufficient Context: A New Lens on Retrieval
+# Augmented Generation Systems", appendix prompt; github.com/hljoren/sufficientcontext): the same criterion
+# (could the answer be inferred from the context alone, 1 or 0), the same method (list the step-by-step
+# questions a label needs, the question's implicit assumptions and any arithmetic included, answer them from
+# the context only, then label) and a one-shot example of the same kind (a two-hop question answered by
+# combining two sentences). Our changes: JSON reply (the explanation in "reasoning", then the label), our own
+# wording and example, and no "Assume the queries have timestamp" line (a run has no query timestamps).
+CONTEXT_SUFFICIENCY = Prompt(
+    "context_sufficiency",
+    1,
+    "You are an expert evaluator of a QUESTION and the REFERENCES given to answer it. You reply in JSON.",
+    """Criterion:
+Sufficient Context: 1 IF the REFERENCES are sufficient to infer the answer to the QUESTION, and 0 IF the
+REFERENCES cannot be used to infer the answer to the QUESTION. Judge from the references alone: do not use
+your own knowledge or memory to decide whether the question can be answered.
+
+First, write the list of step-by-step questions that would be needed to arrive at a label for the
+criterion. Include questions about the assumptions implicit in the QUESTION, and about any calculation or
+arithmetic it requires. Next, answer each of these questions using only the references, working step by step
+through any calculation. Finally, use these answers to decide the label. You do not need to know the answer
+yourself, and the answer need not be stated in one sentence: 1 means a careful reader could infer it from
+the references.
+
+EXAMPLE
+QUESTION: In which year did the company that built the Zephyr locomotive stop trading?
+REFERENCES:
+[1] The Zephyr locomotive was built in 1934 by the Budd Company.
+[2] The Budd Company was an American metal fabricator that traded from 1912 until 2014.
+Reply: {{"reasoning": "Who built the Zephyr? [1]: the Budd Company. When did the Budd Company stop trading? \
+[2]: it traded until 2014. So the year is 2014, inferred from the references alone.", "sufficient_context": 1}}
+
+QUESTION: {question}
+REFERENCES:
+{contexts}
+
+Reply with JSON only: {{"reasoning": "<the step-by-step questions and their answers>", "sufficient_context": <1 or 0>}}""",
+    max_tokens=700,
+)
+
+ABSTAINED = Prompt(
+    "abstained",
+    1,
+    "You decide whether a reply declines to answer a question. You reply in JSON.",
+    """Question: {question}
+
+Reply:
+{answer}
+
+Does the reply decline to answer, for example by saying that it cannot answer, does not know, or that the
+information is not available or not in its sources? A reply that gives an answer, even a hedged, partial or
+wrong one, does not decline.
+Reply with JSON only: {{"reasoning": "<one sentence>", "abstained": <1 if it declines, 0 if it answers>}}""",
+    max_tokens=200,
+)

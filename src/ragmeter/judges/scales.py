@@ -75,3 +75,17 @@ TREC_0_3 = Scale(
     detail="grade",
 )
 PROPORTION = Scale("0-1", 0.0, 1.0, key="", asked=False, detail="")
+# Binary verdicts (context_sufficiency, abstained): the model replies 1 or 0 in the judge's own field, and
+# the stored value is that label. Another number is rounded (then clamped) into {0, 1} and flagged.
+SUFFICIENT_0_1 = Scale(
+    "0/1",
+    0.0,
+    1.0,
+    key="sufficient_context",
+    aliases=("sufficient context", "sufficient", "label"),
+    integer=True,
+    detail="label",
+)
+ABSTAINED_0_1 = Scale(
+    "0/1", 0.0, 1.0, key="abstained", aliases=("abstain", "declined", "label"), integer=True, detail="label"
+)

@@ -183,4 +183,35 @@ def _nuggets() -> list[MetricSpec]:
     return out
 
 
-SPECS: tuple[MetricSpec, ...] = (*_answer_judges(), *_retrieval_grade(), *_ragchecker(), *_nuggets())
+def _thin_context() -> list[MetricSpec]:
+    """The reference-free binary judges (judges/sufficiency.py): opt-in, Wilson intervals on their rates."""
+    binary: dict[str, Any] = {"default": False, "interval": "wilson", "scale": "0/1"}
+    return [
+        _judge(
+            "context_sufficiency",
+            ("question", "contexts", "judge"),
+            (0.0, 1.0),
+            computed_by="ragmeter.judges.sufficiency:CONTEXT_SUFFICIENCY",
+            description="1 if the contexts the generator got suffice to infer the answer (sufficient-context "
+            "autorater, Joren et al. ICLR 2025; no reference read)",
+            **binary,
+        ),
+        _judge(
+            "abstained",
+            ("question", "answer", "judge"),
+            (0.0, 1.0),
+            higher_is_better=False,
+            computed_by="ragmeter.judges.sufficiency:ABSTAINED",
+            description="1 if the answer declines to answer (judge); abstained_lexical is the free fallback",
+            **binary,
+        ),
+    ]
+
+
+SPECS: tuple[MetricSpec, ...] = (
+    *_answer_judges(),
+    *_retrieval_grade(),
+    *_ragchecker(),
+    *_nuggets(),
+    *_thin_context(),
+)

@@ -13,6 +13,7 @@ this package loads no judge, model or text metric.
 
 from __future__ import annotations
 
+from ragmeter.metrics import abstention as _abstention
 from ragmeter.metrics import builtin as _builtin
 from ragmeter.metrics import diagnosis as _diagnosis
 from ragmeter.metrics.registry import (
@@ -37,6 +38,7 @@ from ragmeter.metrics.spec import MetricSpec, ScoreInput
 
 _builtin.load()
 _diagnosis.load()
+_abstention.load()
 
 __all__ = [
     "HEADLINE_K",

@@ -16,8 +16,13 @@ FAILURE_CLASSES: dict[str, str] = {
     "relevant_not_in_context": "relevant documents retrieved, none among the generator's contexts",
     "answer_wrong_with_evidence": "a relevant context was given and the answer is wrong",
     "unsupported": "the answer is right but not supported by its contexts",
-    "correct": "a relevant context was given and the answer is right and supported",
-    "unknown": "not classified: an input is missing (no qrels, no answer, no correctness signal)",
+    # Without qrels: from the context_sufficiency judge crossed with the outcome (ragmeter.score.outcome).
+    "insufficient_context": "no qrels; the contexts do not suffice and the answer declined (retrieval, handled)",
+    "answered_beyond_context": "no qrels; the contexts do not suffice and the query was answered (retrieval)",
+    "over_refused": "no qrels; the contexts suffice and the answer declined (generation)",
+    "wrong_with_sufficient_context": "no qrels; the contexts suffice and the answer is wrong or unsupported",
+    "correct": "a relevant context (or, without qrels, sufficient contexts) was given and the answer is right",
+    "unknown": "not classified: an input is missing (no qrels nor sufficiency, no answer, no correctness)",
 }
 CLASS_PREFIX = "class_"
 

@@ -37,6 +37,35 @@ def class_table(run: EvalRunResult, title: str | None = None) -> Any:
     return table
 
 
+def sufficiency_view(run: EvalRunResult) -> Any:
+    """The sufficiency x outcome table (count, share of the table and its Wilson 95% interval per cell);
+    None when no query of the run has a context_sufficiency value."""
+    from rich.table import Table
+
+    from ragmeter.score.sufficiency import COLUMNS, ROWS
+
+    data = run.sufficiency
+    if not data:
+        return None
+
+    def cell(c: dict[str, Any]) -> str:
+        if c.get("share") is None:
+            return str(c["n"])
+        lo, hi = c["ci95"]
+        return f"{c['n']} ({c['share']:.0%} [{lo:.2f}, {hi:.2f}])"
+
+    title = f"sufficiency x outcome ({data['n']} queries; share of the table, Wilson 95%)"
+    table = Table(title=title, title_justify="left")
+    for col in ("context", *COLUMNS, "total"):
+        table.add_column(col, justify="left" if col == "context" else "right")
+    for row in ROWS:
+        cells = data["cells"][row]
+        table.add_row(row, *(cell(cells[c]) for c in (*COLUMNS, "total")))
+    if data.get("n_without_outcome"):
+        table.caption = f"{data['n_without_outcome']} judged queries have no known outcome (left out)"
+    return table
+
+
 def transition_table(a: EvalRunResult, b: EvalRunResult) -> tuple[Any, dict[str, Any]] | None:
     """The queries that changed class from run a to run b (from -> to, count, which); None when either
     run was not classified."""

@@ -299,6 +299,27 @@ def _stability_rows(labels: Sequence[str], runs: Sequence[EvalRunResult]) -> lis
     ]
 
 
+def _sufficiency_rows(labels: Sequence[str], runs: Sequence[EvalRunResult]) -> list[list[str]]:
+    """One row per (run, sufficient / insufficient) of a run with a sufficiency table: the run's label, the
+    row, then each outcome's count, share of the table and Wilson 95% interval, and the row's total."""
+    from ragmeter.score.sufficiency import COLUMNS, ROWS
+
+    def cell(c: dict[str, Any]) -> str:
+        if c.get("share") is None:
+            return str(c["n"])
+        lo, hi = c["ci95"]
+        return f"{c['n']} ({c['share']:.0%} [{lo:.2f}, {hi:.2f}])"
+
+    out = []
+    for label, run in zip(labels, runs, strict=True):
+        if not run.sufficiency:
+            continue
+        for row in ROWS:
+            cells = run.sufficiency["cells"][row]
+            out.append([label, row, *(cell(cells[c]) for c in (*COLUMNS, "total"))])
+    return out
+
+
 def render_html(
     runs: Sequence[EvalRunResult],
     *,
@@ -363,6 +384,12 @@ def render_html(
             summary=_summary_rows(runs, metrics),
             ppi=_ppi_rows(labels, runs),
             stability=_stability_rows(labels, runs),
+            sufficiency=_sufficiency_rows(labels, runs),
+            risk_coverage=[
+                (label, run.risk_coverage)
+                for label, run in zip(labels, runs, strict=True)
+                if run.risk_coverage and run.risk_coverage.get("aurc") is not None
+            ],
             comparisons=[
                 _comparison_view(c, runs[0], runs[i], columns, top_changes)
                 for i, c in enumerate(comparisons, start=1)

@@ -326,6 +326,8 @@ class _Run:
             sequential=sequential,
             stability=stability,
             gates_across_repeats=across,
+            sufficiency=scored.summary.get("sufficiency"),
+            risk_coverage=scored.summary.get("risk_coverage"),
         )
         if self.store is not None and self.run_id is not None:
             self.store.put_metric_values(self.run_id, scored.run_level)

@@ -135,7 +135,9 @@ class QueryWorker:
                     RetrievedDoc(doc_id=h.doc_id, score=h.score, rank=i, text=h.text)
                     for i, h in enumerate(contexts, 1)
                 ]
-                result.answer, latency["generate"] = await self.system.answer_timed(query.question, contexts)
+                answer, latency["generate"] = await self.system.answer_timed(query.question, contexts)
+                result.answer = None if answer is None else str(answer)
+                result.confidence = getattr(answer, "confidence", None)  # selective answering
             except Exception as exc:
                 return failed(error_text("generate", exc))
         repeated = record.repeat > 1 and self.judge is not None and bool(self.plan.judges)

@@ -2,8 +2,10 @@
 
 Assigned in order, the first that holds (ragmeter.metrics.diagnosis.FAILURE_CLASSES):
 no_relevant_retrieved -> relevant_not_in_context -> answer_wrong_with_evidence -> unsupported -> correct;
-`unknown` names the input that is missing (no qrels, no answer, no correctness signal). Each class is a
-0/1 metric (class_<name>), exactly one of them 1 per scored query, so their means are the class shares.
+a query without relevance labels is classed by its context_sufficiency verdict crossed with its outcome
+(`without_qrels`); `unknown` names the input that is missing (no qrels nor sufficiency, no answer, no
+correctness signal). Each class is a 0/1 metric (class_<name>), exactly one of them 1 per scored query, so
+their means are the class shares.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from ragmeter.errors import InputError
 from ragmeter.metrics.diagnosis import FAILURE_CLASSES, class_metric
 from ragmeter.models import EvalQuery, MetricResult, QueryEvalResult
+from ragmeter.score.outcome import abstention, correct_by, outcome, sufficiency
 from ragmeter.score.query import context_docs
 
 # The correctness rule: the first of these with a value decides (value >= threshold is correct).
@@ -48,17 +51,7 @@ def parse_rule(text: str | None, *, source: str = "extra.correct_if") -> tuple[t
     return ((name, float(m.group(2))),)
 
 
-def _correct(
-    metrics: Mapping[str, MetricResult], rule: Sequence[tuple[str, float]]
-) -> tuple[bool, str] | None:
-    for name, threshold in rule:
-        value = metrics[name].value if name in metrics else None
-        if value is not None:
-            return (
-                value >= threshold,
-                f"{name} {value:.3g} {'>=' if value >= threshold else '<'} {threshold:g}",
-            )
-    return None
+_correct = correct_by
 
 
 def _supported(metrics: Mapping[str, MetricResult]) -> tuple[bool, str] | None:
@@ -81,10 +74,10 @@ def classify(
     """The failure class of one answered query."""
     qrels = query.judgments()
     if not qrels:
-        return Assigned("unknown", "no qrels: the query has no relevance judgments")
+        return without_qrels(query, result, "the query has no relevance judgments", rule)
     relevant = {d for d, g in qrels.items() if g >= relevance_level}
     if not relevant:
-        return Assigned("unknown", f"no qrels: no document is graded >= {relevance_level}")
+        return without_qrels(query, result, f"no document is graded >= {relevance_level}", rule)
     # What the generator was given decides first: a replay (ragmeter.diagnose.replay) gives contexts that
     # are not in its stored retrieved list (oracle-context), and an answer made from a relevant passage is
     # no retrieval failure. In a plain run the contexts are a prefix of the retrieved list: same classes.
@@ -115,6 +108,40 @@ def classify(
     return Assigned("correct", why + note)
 
 
+# Without qrels: (sufficient, outcome) -> class (the issue's table; "correct" is the existing class).
+_BY_SUFFICIENCY = {
+    (False, "abstained"): "insufficient_context",
+    (False, "correct"): "answered_beyond_context",
+    (False, "wrong"): "answered_beyond_context",
+    (True, "abstained"): "over_refused",
+    (True, "wrong"): "wrong_with_sufficient_context",
+    (True, "correct"): "correct",
+}
+
+
+def without_qrels(
+    query: EvalQuery, result: QueryEvalResult, why: str, rule: Sequence[tuple[str, float]]
+) -> Assigned:
+    """The class of a query without relevance labels: the context_sufficiency judge crossed with the
+    outcome (declined / correct or supported / wrong or unsupported); the reason names every signal used.
+    An insufficient context that was answered is `answered_beyond_context` whether or not the answer is
+    right, so it needs no correctness signal."""
+    enough = sufficiency(result)
+    if enough is None:
+        return Assigned("unknown", f"no qrels ({why}) and no context_sufficiency value")
+    if result.answer is None:
+        return Assigned("unknown", f"no qrels ({why}); {enough.reason}; no answer")
+    got = outcome(query, result, rule)
+    if got is None and not enough.value:
+        declined = abstention(result)
+        if declined is not None and not declined.value:
+            got = ("wrong", f"answered ({declined.reason}); correctness not needed")
+    if got is None:
+        return Assigned("unknown", f"no qrels ({why}); {enough.reason}; no correctness signal")
+    name = _BY_SUFFICIENCY[(enough.value, got[0])]
+    return Assigned(name, f"no qrels; {enough.reason}; {got[0]}: {got[1]}")
+
+
 def class_values(
     results: Sequence[QueryEvalResult],
     queries: Mapping[str, EvalQuery],
@@ -132,7 +159,10 @@ def class_values(
         got = classify(
             queries[r.query_id], r, context_k=context_k, relevance_level=relevance_level, rule=rule
         )
-        details = {"class": got.name, "reason": got.reason}
+        details: dict[str, object] = {"class": got.name, "reason": got.reason}
+        enough = sufficiency(r)
+        if enough is not None:  # shown beside the class, with qrels or without
+            details["context_sufficiency"] = enough.value
         out[r.query_id] = {
             class_metric(name): MetricResult(
                 name=class_metric(name), value=float(name == got.name), details=details, version="1"

@@ -73,14 +73,26 @@ async def score_run(
             level.values.setdefault(query_id, {}).update(passes)
     per_query = [merge_metrics(r, level.values.get(r.query_id, {})) for r in results]
     if plan.diagnosis:
-        from ragmeter.score.classes import class_values
+        from ragmeter.score.abstention import abstention_values
+        from ragmeter.score.classes import class_values, parse_rule
 
+        rates = abstention_values(per_query, by_id, parse_rule(correct_if))
+        for query_id, values in rates.items():
+            level.values.setdefault(query_id, {}).update(values)
+        per_query = [merge_metrics(r, rates.get(r.query_id, {})) for r in per_query]
         classes = class_values(
             per_query, by_id, context_k=context_k, relevance_level=relevance_level, correct_if=correct_if
         )
         for query_id, values in classes.items():
             level.values.setdefault(query_id, {}).update(values)
         per_query = [merge_metrics(r, classes.get(r.query_id, {})) for r in per_query]
+    table = curve = None
+    if plan.diagnosis:
+        from ragmeter.score.selective import risk_coverage
+        from ragmeter.score.sufficiency import sufficiency_table
+
+        table = sufficiency_table(per_query, by_id, correct_if=correct_if)
+        curve = risk_coverage(per_query, by_id, correct_if=correct_if)
     n_failed = sum(r.status == "failed" for r in per_query)
     notes = list(level.notes)
     foreign = foreign_ids_note(by_id, per_query)
@@ -100,6 +112,9 @@ async def score_run(
     summary["ppi"] = {name: e.model_dump(mode="json") for name, e in ppi.items()}
     if level.grades:
         summary["retrieval_grades"] = level.grades
+    if plan.diagnosis:
+        summary["sufficiency"] = table  # None replaces a stale table on rescore
+        summary["risk_coverage"] = curve
     usage = run_usage(per_query, dict(models or {}))
     if usage is not None:
         summary["usage"] = usage

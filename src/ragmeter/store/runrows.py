@@ -33,4 +33,6 @@ def run_result(row: Any, per_query: list[QueryEvalResult]) -> EvalRunResult:
         sequential=summary.get("sequential"),
         stability=summary.get("stability") or {},
         gates_across_repeats=summary.get("gates_across_repeats") or {},
+        sufficiency=summary.get("sufficiency"),
+        risk_coverage=summary.get("risk_coverage"),
     )

@@ -135,9 +135,39 @@ async def awarm_up(system: Any) -> None:
         await _call(fn)
 
 
+class Answer(str):
+    """An answer text that carries the system's `confidence` in it (selective answering: the risk-coverage
+    curve). answer() returns one of these, or an object with `text` and `confidence`, or a mapping
+    {"answer": ..., "confidence": ...}; a plain string has no confidence."""
+
+    confidence: float | None = None
+
+    def __new__(cls, text: str, confidence: float | None = None) -> Answer:
+        made = super().__new__(cls, text)
+        made.confidence = confidence
+        return made
+
+
+def _confidence(system: Any, raw: Any) -> float | None:
+    import math
+
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
+        raise InputError(
+            f"answer()'s confidence must be a finite number, got {raw!r}",
+            source=getattr(system, "name", type(system).__name__),
+        )
+    return float(raw)
+
+
 def _answer_text(system: Any, result: Any) -> str | None:
     if result is None:
         return None
+    if isinstance(result, Answer):
+        return result
+    if isinstance(result, Mapping) and isinstance(result.get("answer"), str):
+        return Answer(result["answer"], _confidence(system, result.get("confidence")))
     if not isinstance(result, str):
         text = getattr(result, "text", None)
         if not isinstance(text, str):
@@ -145,7 +175,8 @@ def _answer_text(system: Any, result: Any) -> str | None:
                 f"answer() must return a string, got {type(result).__name__}",
                 source=getattr(system, "name", type(system).__name__),
             )
-        return text
+        confidence = getattr(result, "confidence", None)
+        return Answer(text, _confidence(system, confidence)) if confidence is not None else text
     return result
 
 

@@ -28,17 +28,21 @@ class _AnswerMemo:
     """Systems that return an answer together with their results: keep it for `answer()`."""
 
     def __init__(self) -> None:
-        self._answers: dict[str, str] = {}
+        self._answers: dict[str, Any] = {}
 
     def _remember(self, query: str, raw: Any) -> Any:
         if isinstance(raw, Mapping):
             answer = raw.get("answer")
             if isinstance(answer, str):
-                self._answers[query] = answer
+                confidence = raw.get("confidence")
+                # with a confidence, answer() returns {"answer", "confidence"} (read by systems.base)
+                self._answers[query] = (
+                    answer if confidence is None else {"answer": answer, "confidence": confidence}
+                )
             return raw.get("results", raw.get("retrieved", []))
         return raw
 
-    def answer(self, query: str, contexts: list[Retrieved]) -> str | None:
+    def answer(self, query: str, contexts: list[Retrieved]) -> Any:
         return self._answers.get(query)
 
 
