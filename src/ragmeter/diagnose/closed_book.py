@@ -26,7 +26,7 @@ def closed_book_values(
     correct_if: str | None,
 ) -> tuple[dict[str, dict[str, MetricResult]], dict[str, Any]]:
     """({query id: {closed_book_correct: 0/1}} for the parent run, the summary diagnose prints)."""
-    from ragmeter.metrics.aggregate import wilson
+    from ragmeter.stats.intervals import wilson
     from ragmeter.score.classes import parse_rule
     from ragmeter.score.outcome import correct_by
 

@@ -17,7 +17,7 @@ COLUMNS = ("correct", "abstained", "wrong")
 
 
 def _share(k: int, n: int) -> dict[str, Any]:
-    from ragmeter.metrics.aggregate import wilson
+    from ragmeter.stats.intervals import wilson
 
     if n == 0:
         return {"share": None, "ci95": None}
