@@ -117,7 +117,7 @@ async def test_api_refuses_runs_without_labels_or_answers(tmp_path: Path) -> Non
         dataset="classes", retrieval_top_k=[3], metrics=["token_f1"], extra={"semantic": False}
     )
     run = await arun_evaluation(unlabelled, ContextAnswerer(), config, store=db, progress=False)
-    no_gen = config.model_copy(update={"evaluate_generation": False})
+    no_gen = config.model_copy(update={"evaluate_generation": False, "metrics": ["ndcg@3"]})
     silent = await arun_evaluation(dataset(), ContextAnswerer(), no_gen, store=db, progress=False)
     with open_store(db) as store:
         with pytest.raises(InputError, match="no relevance labels"):

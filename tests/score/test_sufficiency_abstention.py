@@ -195,7 +195,11 @@ def _table_is_shown(tmp_path: Path, result: Any, table: dict[str, Any]) -> None:
         from ragmeter.store.pages import open_store_readonly
         from ragmeter.view.app import Viewer, create_app
 
-        page = TestClient(create_app(Viewer(open_store_readonly(db)))).get(f"/runs/{result.run_id}").text
+        page = (
+            TestClient(create_app(Viewer(open_store_readonly(db))), base_url="http://127.0.0.1")
+            .get(f"/runs/{result.run_id}")
+            .text
+        )
         assert 'id="sufficiency"' in page and "2 (22% [0.06, 0.55])" in page
     html = render_html([result], plots=False)
     assert "Context sufficiency x outcome" in html and "2 (22% [" in html
