@@ -153,7 +153,8 @@ class Judge:
             details.update(self.known(inp, number))
         details["flags"] = flags + reply.flags
         details.update(usage_details(reply))
-        if getattr(llm, "logprobs", False):  # asked for: the verdict's probability (ragmeter.judges.confidence)
+        # asked for: the verdict's probability (ragmeter.judges.confidence)
+        if getattr(llm, "logprobs", False):
             keys = (self.scale.key, *self.scale.aliases)
             details["confidence"] = verdict_probability(reply.logprobs or (), keys)
         return self.result(self.scale.to_value(number), details=details)

@@ -56,9 +56,12 @@ async def judge_scores(
     llm: Any,
 ) -> dict[str, MetricResult]:
     from ragmeter.judges import run_judges
+    from ragmeter.judges.cascade import Cascade
 
+    # a cascade: a cheap judge that escalates to a strong one under its calibrated threshold
+    judge_all: Any = llm.judge if isinstance(llm, Cascade) else run_judges
     try:
-        return await run_judges(
+        return await judge_all(
             list(names),
             question=query.question,
             answer=answer,
