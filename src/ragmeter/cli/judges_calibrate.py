@@ -8,10 +8,36 @@ from typing import Any
 
 import click
 
-from ragmeter.cli.judges import _BUDGET, _CACHE, _CONCURRENCY, _client, _parse_scale, _table
 from ragmeter.cli.options import console, echo_json, format_option
 from ragmeter.errors import InputError
 from ragmeter.llm.spec import SPEC_HELP
+
+# `judges`' own options, spelt again here (this module is added to that group, so it cannot import it).
+_CONCURRENCY = click.option(
+    "--concurrency", type=int, default=8, show_default=True, help="Judge calls in flight at once."
+)
+_CACHE = click.option(
+    "--cache", "cache", metavar="FILE.sqlite", default=None, help="Cache judge replies in this SQLite file."
+)
+_BUDGET = click.option(
+    "--budget",
+    type=int,
+    default=None,
+    metavar="N",
+    help="At most N judge calls; later ones fail (and count).",
+)
+
+
+def _scale(text: str | None) -> tuple[float, float] | None:
+    if text is None:
+        return None
+    lo, sep, hi = text.partition(":")
+    try:
+        if not sep:
+            raise ValueError
+        return float(lo), float(hi)
+    except ValueError:
+        raise InputError(f"expected LO:HI, got {text!r}", source="--scale") from None
 
 
 @click.command("calibrate")
@@ -38,7 +64,7 @@ from ragmeter.llm.spec import SPEC_HELP
 )
 @click.option("--repeats", type=int, default=5, show_default=True, help="k, with --confidence repeats.")
 @click.option("--temperature", type=float, default=0.7, show_default=True, help="Sampling of the repeats.")
-@click.option("--scale", default=None, metavar="LO-HI", help="The human scale, when not all grades occur.")
+@click.option("--scale", default=None, metavar="LO:HI", help="The human scale, when not all grades occur.")
 @click.option(
     "--output",
     "-o",
@@ -77,7 +103,7 @@ def calibrate_command(
     from ragmeter.safefiles import check_output_path
     from ragmeter.validity.calibration import calibrate, save_calibration
 
-    bounds = _parse_scale(scale)
+    bounds = _scale(scale)
     out_path = output or f"calibration-{metric}.json"
     check_output_path(out_path, source="--output")
     # The arguments are checked before any judge call (a bad one costs nothing).
@@ -85,7 +111,9 @@ def calibrate_command(
         if not 0.0 < value < 1.0:
             raise InputError(f"must be between 0 and 1 (exclusive), got {value:g}", source=flag)
     data = load_dataset(labels, seed=seed)
-    llm = _client(judge, concurrency=concurrency, cache=cache, seed=seed, budget=budget)
+    from ragmeter.llm import from_spec
+
+    llm = from_spec(judge, concurrency=concurrency, cache=cache, seed=seed, budget=budget)
 
     async def go() -> Any:
         async with llm:
@@ -126,7 +154,13 @@ def calibrate_command(
         "labels",
         "failed",
     ]
-    con.print(_table(rows, headers, f"escalation calibration of {judge}"))
+    from rich.table import Table
+
+    table = Table(title=f"escalation calibration of {judge}", title_justify="left")
+    for i, h in enumerate(headers):
+        table.add_column(h, justify="left" if i == 0 else "right")
+    table.add_row(*rows[0])
+    con.print(table)
     con.print(cal.guarantee)
     con.print(f"method: {cal.method}")
     con.print(f"wrote {path}")
