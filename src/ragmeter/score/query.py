@@ -6,7 +6,7 @@ read only plain data (the query, its answer and retrieved texts), never the syst
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from ragmeter.models import EvalQuery, MetricResult, QueryEvalResult, RetrievedDoc
@@ -59,7 +59,9 @@ async def judge_scores(
     from ragmeter.judges.cascade import Cascade
 
     # a cascade: a cheap judge that escalates to a strong one under its calibrated threshold
-    judge_all: Any = llm.judge if isinstance(llm, Cascade) else run_judges
+    judge_all: Callable[..., Awaitable[dict[str, MetricResult]]] = (
+        llm.judge if isinstance(llm, Cascade) else run_judges
+    )
     try:
         return await judge_all(
             list(names),
