@@ -143,3 +143,14 @@ def test_bad_cascades_are_refused_before_anything_runs(
 def _runs(db: str) -> list[tuple[str]]:
     with sqlite3.connect(db.removeprefix("sqlite:///")) as conn:
         return conn.execute("SELECT id FROM runs").fetchall()
+
+
+def test_the_strong_judges_spend_counts_under_the_judge_cap_on_resume() -> None:
+    from ragmeter.llm.spend import spent_by_role
+
+    usage = {
+        "judge": {"retrieval_grade": {"cost_usd": 0.25}},
+        "judge_strong": {"retrieval_grade": {"cost_usd": 0.5}},
+        "generator": {"generator": {"cost_usd": 1.0}},
+    }
+    assert spent_by_role(usage) == {"judge": 0.75, "generator": 1.0}
