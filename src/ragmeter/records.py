@@ -73,6 +73,19 @@ class LLMRef(BaseModel):
     credentials_removed: bool = False
 
 
+class EscalationRef(BaseModel):
+    """An escalating judge (`run --escalate-to STRONG --card FILE`): the record's judge is the cheap one; it
+    answers `metric` at or above `threshold`, the strong judge the rest (ragmeter.judges.cascade)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    strong: LLMRef
+    metric: str
+    threshold: float | None
+    guarantee: str
+    calibration: dict[str, Any]  # the calibration file's content (ragmeter.validity.calibration)
+
+
 class DatasetRef(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -120,6 +133,8 @@ class RunRecord(BaseModel):
     replay: ReplayRef | None = None
     # The nugget set of the nugget_* metrics: {"path", "hash", "prompt"} (ragmeter.score.nugget_plan).
     nuggets: dict[str, str] | None = None
+    # A cheap judge that escalates to a strong one under its calibrated confidence threshold; None: no cascade.
+    escalation: EscalationRef | None = None
 
     def dump(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("ragmeter.cli", "ragmeter.pytest_plugin"),
     ("ragmeter",),  # the package root: the public API, re-exported lazily
     ("ragmeter.report", "ragmeter.view", "ragmeter.integrations"),
-    ("ragmeter.experiments", "ragmeter.diagnose"),
+    ("ragmeter.experiments", "ragmeter.diagnose", "ragmeter.validity"),
     ("ragmeter.run", "ragmeter.distributed"),
     ("ragmeter.score",),
     (

@@ -341,3 +341,8 @@ def agreement_command(
     con.print(_table(rows, ["run", "human", "LLM", "rank (human)", "rank (LLM)"], out["measure"]))
     for note in out["notes"]:
         con.print(f"note: {note}")
+
+
+from ragmeter.cli.judges_calibrate import calibrate_command  # noqa: E402  (it reuses the options above)
+
+judges.add_command(calibrate_command)

@@ -222,6 +222,11 @@ def print_run(result: EvalRunResult, *, store_url: str | None = None) -> None:
     if result.stability:
         out.print(stability_table(result))
     print_usage(result)
+    if result.usage and result.usage.get("escalation"):  # a cheap judge escalating to a strong one
+        from ragmeter.score.escalation import describe_escalation
+
+        for line in describe_escalation(result.usage["escalation"]):
+            out.print(t(line))
     if result.sequential:
         from ragmeter.run.sequential import describe_sequential
 

@@ -17,6 +17,7 @@ from typing import Any, TypeVar, cast
 import click
 
 from ragmeter.cli.options import default_output, format_option, parse_fail_under
+from ragmeter.cli.run_escalation import escalation_extra
 from ragmeter.cli.settings import RunSettings, judge_client_options
 from ragmeter.errors import InputError
 from ragmeter.llm.spec import SPEC_HELP
@@ -170,6 +171,16 @@ JUDGING_OPTIONS: list[Option] = [
         "--nuggets", metavar="FILE", help="Nugget set: adds the nugget_* metrics (docs/nuggets.md)."
     ),
     click.option(
+        "--escalate-to",
+        metavar="MODEL",
+        help="Strong judge for the items the --judge answers below its --card threshold (docs/judges.md).",
+    ),
+    click.option(
+        "--card",
+        metavar="FILE",
+        help="Calibration of --judge (`ragmeter judges calibrate`), with --escalate-to.",
+    ),
+    click.option(
         "--nuggets-prompt",
         type=click.Choice(["nuggetizer", "ours"]),
         help="Nugget assignment prompt: nuggetizer's verbatim (default) or ours (JSON, reasons).",
@@ -187,6 +198,7 @@ class JudgingOptions:
     repeat: int | None = None  # --repeat N: each judged query judged N times (ragmeter.run.repeats)
     repeat_temperature: float | None = None
     nuggets: dict[str, str] | None = None  # config.extra["nuggets"]: the set's path and prompt style
+    escalation: dict[str, Any] | None = None  # config.extra["escalation"] (ragmeter.cli.run_escalation)
 
     @classmethod
     def from_params(cls, p: Params) -> JudgingOptions:
@@ -205,6 +217,7 @@ class JudgingOptions:
             repeat=repeat,
             repeat_temperature=temperature,
             nuggets=_nuggets(p.get("nuggets"), p.get("nuggets_prompt")),
+            escalation=escalation_extra(p.get("escalate_to"), p.get("card"), p["judge"], repeat),
         )
 
     def config_fields(self) -> dict[str, Any]:

@@ -35,6 +35,7 @@ class Reply:
     completion_tokens: int = 0
     cached: bool = False
     latency_s: float = 0.0
+    logprobs: tuple[tuple[str, float], ...] | None = None  # of the reply that was used, when asked for
 
 
 def numbered(texts: Sequence[str], flags: list[str], *, what: str = "source") -> str:
@@ -97,6 +98,7 @@ async def ask(
             continue
         reply.value = value
         reply.flags = flags
+        reply.logprobs = resp.logprobs
         if attempt == 2:
             reply.flags.append(f"answered on the re-ask (the first reply: {reason})")
         return reply

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from ragmeter.judges.confidence import verdict_probability
 from ragmeter.judges.core import ask, guarded, usage_details
 from ragmeter.judges.parsing import ParseFailure, read_reply, validation_reason
 from ragmeter.judges.prompts import Prompt
@@ -152,6 +153,10 @@ class Judge:
             details.update(self.known(inp, number))
         details["flags"] = flags + reply.flags
         details.update(usage_details(reply))
+        # asked for: the verdict's probability (ragmeter.judges.confidence)
+        if getattr(llm, "logprobs", False):
+            keys = (self.scale.key, *self.scale.aliases)
+            details["confidence"] = verdict_probability(reply.logprobs or (), keys)
         return self.result(self.scale.to_value(number), details=details)
 
 

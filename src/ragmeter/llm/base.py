@@ -114,6 +114,9 @@ class LLMClient:
         self._semaphore: asyncio.Semaphore | None = None
         self._meter = UsageMeter()
         self._reserved = 0  # calls admitted against the budget
+        # Ask for each reply token's log-probability (OpenAI-compatible `logprobs`; a verdict's confidence).
+        # Such calls skip the response cache, which keeps no log-probabilities.
+        self.logprobs = False
         # Injectable for tests: how the client waits between retries.
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 
@@ -207,7 +210,7 @@ class LLMClient:
         penalty = frequency_penalty if frequency_penalty is not None else self.frequency_penalty
         key = None
         block = current_resample()
-        if self._cache is not None and (block is None or block.cache):
+        if self._cache is not None and not self.logprobs and (block is None or block.cache):
             params = {**self.params, "max_tokens": limit, "json": json}
             if penalty is not None:
                 params["frequency_penalty"] = penalty
@@ -239,6 +242,7 @@ class LLMClient:
             cached=False,
             attempts=attempts,
             finish_reason=raw.finish_reason,
+            logprobs=raw.logprobs,
         )
         self._meter.answered(resp, metric)
         if self._cache is not None and key is not None:  # a key exists only when the cache may be used

@@ -24,9 +24,10 @@ _CURRENT: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar
 class MeteredLLM:
     """`client` under a role ("judge", "generator"): same interface, calls counted per query and label."""
 
-    def __init__(self, client: Any, role: str) -> None:
+    def __init__(self, client: Any, role: str, *, spend_role: str | None = None) -> None:
         self._client = client
         self._role = role
+        self._spend_role = spend_role or role  # the spend cap's role (a cascade's strong judge: "judge")
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)
@@ -36,7 +37,7 @@ class MeteredLLM:
 
         label = kwargs.get("metric") or self._role
         try:
-            with role(self._role):  # the spend cap counts judge and system calls apart (llm/spend.py)
+            with role(self._spend_role):  # the spend cap counts judge and system calls apart (llm/spend.py)
                 resp = await self._client.complete(messages, *args, **kwargs)
         except LLMError:
             meter = self._meter()

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ragmeter.errors import InputError, MissingExtraError
 from ragmeter.llm.base import LLMClient, parse_retry_after
-from ragmeter.llm.types import PermanentError, RawReply, TokenUsage, TransientError
+from ragmeter.llm.types import PermanentError, RawReply, TokenLogprobs, TokenUsage, TransientError
 
 # OpenAI reasoning models reject any temperature but the default.
 _NO_TEMPERATURE = re.compile(r"^(o\d|gpt-5)")
@@ -112,6 +112,8 @@ class OpenAIClient(SDKBackend):
             kwargs["seed"] = seed
         kwargs["max_tokens" if self._compatible else "max_completion_tokens"] = max_tokens
         kwargs.update(extra)  # sampling: frequency_penalty, only when a prompt or the client sets it
+        if self.logprobs:
+            kwargs["logprobs"] = True
         want_json = json and self._json_mode_ok
         if want_json:
             kwargs["response_format"] = {"type": "json_object"}
@@ -160,7 +162,25 @@ def _reply(body: Any) -> RawReply:
     usage = body.get("usage") or {}
     tokens = TokenUsage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
     content = message.get("content")
-    return RawReply(content if isinstance(content, str) else "", tokens, choice.get("finish_reason"))
+    text = content if isinstance(content, str) else ""
+    return RawReply(text, tokens, choice.get("finish_reason"), _logprobs(choice.get("logprobs")))
+
+
+def _logprobs(raw: Any) -> TokenLogprobs | None:
+    """(token, logprob) pairs from a choice's `logprobs.content` (OpenAI, llama.cpp's server, vLLM); None when
+    absent or not in that shape (a reply is never refused for its log-probabilities)."""
+    content = raw.get("content") if isinstance(raw, dict) else None
+    if not isinstance(content, list):
+        return None
+    out: list[tuple[str, float]] = []
+    for item in content:
+        if not isinstance(item, dict) or not isinstance(item.get("token"), str):
+            return None
+        lp = item.get("logprob")
+        if isinstance(lp, bool) or not isinstance(lp, int | float) or not lp <= 0.0:
+            return None
+        out.append((item["token"], float(lp)))
+    return tuple(out)
 
 
 def _message(exc: Any) -> str:

@@ -32,6 +32,8 @@ class Step:
     prompt_tokens: int = 11
     completion_tokens: int = 7
     finish_reason: str = "stop"  # "length": the reply ran to its token limit
+    # (token, logprob) of each reply token, sent when the request asks for `logprobs` (OpenAI only)
+    logprobs: list[tuple[str, float]] | None = None
 
 
 @dataclass
@@ -164,18 +166,20 @@ class ScriptedServer:
             return self._web.Response(text=step.raw_body, status=step.status, content_type="application/json")
         if step.status != 200:
             return self._error(step)
+        choice: dict[str, Any] = {
+            "index": 0,
+            "message": {"role": "assistant", "content": step.text},
+            "finish_reason": step.finish_reason,
+        }
+        if req.body.get("logprobs") and step.logprobs is not None:
+            content = [{"token": t, "logprob": lp, "top_logprobs": []} for t, lp in step.logprobs]
+            choice["logprobs"] = {"content": content}
         payload = {
             "id": f"chatcmpl-{req.index}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": req.body.get("model", "scripted"),
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": step.text},
-                    "finish_reason": step.finish_reason,
-                }
-            ],
+            "choices": [choice],
             "usage": {
                 "prompt_tokens": step.prompt_tokens,
                 "completion_tokens": step.completion_tokens,

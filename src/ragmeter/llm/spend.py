@@ -182,5 +182,8 @@ def spent_by_role(usage_lines: Mapping[str, Mapping[str, Mapping[str, Any]]]) ->
     """A stored query's spend by role, from its usage block ({role: {label: UsageLine JSON}})."""
     out: dict[str, float] = {}
     for r, labels in usage_lines.items():
-        out[r] = math.fsum(float(line.get("cost_usd") or 0.0) for line in labels.values())
+        key = "judge" if r == "judge_strong" else r  # a cascade's strong judge spends under the judge's cap
+        out[key] = out.get(key, 0.0) + math.fsum(
+            float(line.get("cost_usd") or 0.0) for line in labels.values()
+        )
     return out

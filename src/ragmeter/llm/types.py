@@ -36,6 +36,10 @@ class PermanentError(Exception):
         self.reason = reason
 
 
+# (token text, natural-log probability) of each token of a reply, in order (OpenAI's `logprobs.content`).
+TokenLogprobs = tuple[tuple[str, float], ...]
+
+
 @dataclass(frozen=True)
 class TokenUsage:
     prompt_tokens: int = 0
@@ -53,6 +57,7 @@ class RawReply:
     text: str
     usage: TokenUsage
     finish_reason: str | None = None
+    logprobs: TokenLogprobs | None = None  # when asked for and the server sent them
 
 
 @dataclass(frozen=True)
@@ -64,3 +69,4 @@ class LLMResponse:
     cached: bool = False
     attempts: int = 1
     finish_reason: str | None = None
+    logprobs: TokenLogprobs | None = None  # (token, log-probability) of each reply token, when asked for

@@ -299,6 +299,10 @@ class _Run:
             self.spend is not None and scored.usage is not None
         ):  # what the cap counted, judge and system apart
             scored.usage["spend_cap"] = self.spend
+        if p.record.escalation is not None and scored.usage is not None:  # a cascade's coverage and costs
+            from ragmeter.score.escalation import escalation_summary
+
+            scored.usage["escalation"] = escalation_summary(p.record.escalation, scored.per_query)
         stability = _stability(p, scored.per_query, self.opts.gates)
         if stability:
             scored.summary["stability"] = {n: s.model_dump(mode="json") for n, s in stability.items()}

@@ -37,6 +37,8 @@ class QueryWorker:
         self.record = record
         self.system = system
         self.judge = MeteredLLM(judge, "judge") if judge is not None else None
+        if hasattr(judge, "metered"):  # a cascade (ragmeter.judges.cascade): each of its judges metered apart
+            self.judge = judge.metered(MeteredLLM)
         self.plan = record_plan(record, judged=judge is not None)
         self._owned: list[Any] = []
         self.batches = BatchedRetrieval(system.system, self._k_for)

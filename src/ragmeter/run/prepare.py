@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import InputError
 from ragmeter.models import EvalConfig, EvalDataset, EvalQuery, EvalRunResult
-from ragmeter.records import CONTEXT_K, DatasetRef, RunRecord, llm_ref
+from ragmeter.records import CONTEXT_K, DatasetRef, EscalationRef, RunRecord, llm_ref
 from ragmeter.run.record import system_ref
 from ragmeter.run.sequential import sequential_spec
 from ragmeter.score.classes import parse_rule
@@ -218,7 +218,18 @@ def _new_record(
         **_repeat_fields(config, judged),
         replay=config.extra.get("replay"),
         nuggets=config.extra.get("nuggets") if judged else None,
+        escalation=_escalation(config) if judged else None,
     )
+
+
+def _escalation(config: EvalConfig) -> EscalationRef | None:
+    """config.extra["escalation"] ({"strong", "metric", "threshold", "guarantee", "calibration"}) as a record."""
+    raw = config.extra.get("escalation")
+    if not raw:
+        return None
+    strong = llm_ref(raw["strong"], None, None, config.extra.get("judge_options"))
+    assert strong is not None
+    return EscalationRef(**{**raw, "strong": strong})
 
 
 def _repeat_fields(config: EvalConfig, judged: bool) -> dict[str, Any]:

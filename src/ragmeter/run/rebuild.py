@@ -222,6 +222,13 @@ def build_clients(
         if share is not None and getattr(judge, "backend", None) == "local":
             share(judge)
         owned.insert(0, generator)  # closed before the judge whose server it may use
+    if judge is not None and record.escalation is not None:
+        from ragmeter.judges.cascade import Cascade
+
+        strong = make_llm(record.escalation.strong, record)
+        owned.append(strong)
+        esc = record.escalation
+        judge = Cascade(judge, strong, metric=esc.metric, threshold=esc.threshold)
     return judge, generator, owned
 
 

@@ -6,7 +6,7 @@ read only plain data (the query, its answer and retrieved texts), never the syst
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from ragmeter.models import EvalQuery, MetricResult, QueryEvalResult, RetrievedDoc
@@ -56,9 +56,14 @@ async def judge_scores(
     llm: Any,
 ) -> dict[str, MetricResult]:
     from ragmeter.judges import run_judges
+    from ragmeter.judges.cascade import Cascade
 
+    # a cascade: a cheap judge that escalates to a strong one under its calibrated threshold
+    judge_all: Callable[..., Awaitable[dict[str, MetricResult]]] = (
+        llm.judge if isinstance(llm, Cascade) else run_judges
+    )
     try:
-        return await run_judges(
+        return await judge_all(
             list(names),
             question=query.question,
             answer=answer,

@@ -28,7 +28,9 @@ def run_usage(
     }
     judge = merge(roles["judge"].values()) if "judge" in roles else None
     generator = merge(roles["generator"].values()) if "generator" in roles else None
-    total = merge([line for line in (judge, generator) if line is not None])
+    # a cascade's strong judge (ragmeter.judges.cascade): in the total; its own block in usage["escalation"]
+    strong = merge(roles["judge_strong"].values()) if "judge_strong" in roles else None
+    total = merge([line for line in (judge, generator, strong) if line is not None])
     return {
         "judge": judge.model_dump(mode="json") if judge is not None else None,
         "judge_by_metric": {k: v.model_dump(mode="json") for k, v in roles.get("judge", {}).items()},
