@@ -26,9 +26,9 @@ def closed_book_values(
     correct_if: str | None,
 ) -> tuple[dict[str, dict[str, MetricResult]], dict[str, Any]]:
     """({query id: {closed_book_correct: 0/1}} for the parent run, the summary diagnose prints)."""
-    from ragmeter.stats.intervals import wilson
     from ragmeter.score.classes import parse_rule
     from ragmeter.score.outcome import correct_by
+    from ragmeter.stats.intervals import wilson
 
     rule = parse_rule(correct_if)
     parent = {r.query_id: r for r in run.per_query if r.status == "ok"}
