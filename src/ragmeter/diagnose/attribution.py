@@ -267,6 +267,7 @@ async def adiagnose(
         "copied": sorted(copied),
         "metrics": [attribute(n, replays, seed=seed, n_resamples=n_resamples) for n in names],
     }
+    _add_facts(out["metrics"], replays)
     if lower:  # lower-is-better: each replay's change, not lost points
         out["deltas"] = {k: [extra_delta(n, run, r) for n in lower] for k, r in replays.items() if k != "run"}
     if rerun is not None:
@@ -279,6 +280,18 @@ async def adiagnose(
     if extras:
         out["also"] = {e: [extra_delta(n, run, replays[e]) for n in names] for e in extras}
     return out
+
+
+def _add_facts(metrics: list[dict[str, Any]], replays: dict[str, EvalRunResult]) -> None:
+    """Each nugget score's lost nuggets by part (ragmeter.diagnose.nugget_facts), under "nuggets"."""
+    from ragmeter.diagnose.nugget_facts import is_nugget_score, load_set, lost_by_fact
+
+    scores = [m for m in metrics if is_nugget_score(m["metric"])]
+    if not scores:
+        return
+    nuggets, why = load_set(replays["run"])
+    for m in scores:
+        m["nuggets"] = {"note": why} if nuggets is None else lost_by_fact(m["metric"], replays, nuggets)
 
 
 def copied_metrics(run: EvalRunResult) -> set[str]:
