@@ -56,7 +56,7 @@ def _find(q: QueryNuggets, nugget_id: str) -> Nugget:
 
 def _nugget(nugget_id: str, text: str, importance: str) -> Nugget:
     try:
-        return Nugget(id=nugget_id, text=text, importance=importance)  # type: ignore[arg-type]
+        return Nugget(id=nugget_id, text=text, importance=importance)
     except ValidationError as exc:
         err = exc.errors()[0]
         raise InputError(str(err["msg"]).removeprefix("Value error, "), source=str(err["loc"][0])) from None
