@@ -20,10 +20,10 @@ from browser import browser, serve
 from test_view_cli import ragmeter
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "nuggets"))
-from nugget_fakes import Assigner, FixedSystem, dataset, write_set  # noqa: E402
+from nugget_fakes import Assigner, FixedSystem, dataset, write_set
 
-from ragmeter.llm.scripted import ScriptedServer  # noqa: E402
-from ragmeter.models import EvalConfig  # noqa: E402
+from ragmeter.llm.scripted import ScriptedServer
+from ragmeter.models import EvalConfig
 
 pytestmark = pytest.mark.browser
 pytest.importorskip("aiohttp")
