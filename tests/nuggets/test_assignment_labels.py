@@ -68,6 +68,10 @@ async def test_labels_flow_to_export_validation_and_ppi(
     db = f"sqlite:///{tmp_path / 'l.db'}"
     run = await _run(server.url, db, write_set(tmp_path / "set.jsonl"))
     rid = run.run_id or ""
+    from ragmeter.report.html import render_html
+
+    set_hash = run.config.extra["nuggets"]["hash"]
+    assert f"nugget metrics scored against nugget set {set_hash} " in render_html([run], plots=False)
     with open_store(db) as store:
         for qid, nid, label in GIVEN:
             save_assignment(store, run, qid, nid, label, annotator="ann", source="browse", expected_version=0)

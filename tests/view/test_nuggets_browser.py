@@ -86,6 +86,11 @@ def test_labels_and_an_edit_in_the_browser(tmp_path: Path, judge_url: str) -> No
 
     with serve(db, "--annotate", "--annotator", "alice") as base, browser() as b:
         page = b.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"{base}/runs/{before}")  # the run page names the set version of its nugget scores
+        assert "nugget metrics scored against nugget set " in page.locator("#nugget-set").inner_text()
+        assert (
+            page.locator("table.summary tr", has_text="nugget_all_strict").locator("td").nth(2).inner_text()
+        )
         page.goto(f"{base}/runs/{before}/query?id=qa")
         page.locator("#nuggets-link").click()
         assert page.locator("tr[data-nugget='n2'] .lost").inner_text() == "ranking/context"
@@ -102,6 +107,9 @@ def test_labels_and_an_edit_in_the_browser(tmp_path: Path, judge_url: str) -> No
         authors = page.locator("#history .author").all_inner_texts()
         assert authors == ["file", "alice"]
         new_hash = page.locator("#set-hash").inner_text()
+        old_hash = page.locator("#scored-hash").inner_text()
+        page.goto(f"{base}/runs/{before}")
+        assert f"nugget set {old_hash} " in page.locator("#nugget-set").inner_text()
 
     # the five labels, exactly, in labels export and judges validate
     out = tmp_path / "labels.json"
