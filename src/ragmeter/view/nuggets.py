@@ -7,7 +7,7 @@ nugget_versions); every POST carries the server's CSRF token and the version it 
 from __future__ import annotations
 
 import hmac
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlencode
 
 from ragmeter.errors import InputError
@@ -21,7 +21,20 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
-    from ragmeter.view.annotate import AnnotatingViewer
+    from ragmeter.store.api import Store
+
+
+class AnnotatingViewer(Protocol):
+    """What this page needs of ragmeter.view.annotate.AnnotatingViewer (which imports this module)."""
+
+    store: Store
+    csrf: str
+    annotator: str | None
+
+    def render(self, template: str, status: int = 200, **context: Any) -> Response: ...
+
+    def error_page(self, code: int, title: str, message: str) -> Response: ...
+
 
 LOST = {
     "nugget_lost_retrieval": "retrieval",
@@ -121,6 +134,8 @@ class NuggetPages:
             csrf=self.viewer.csrf,
             query_href=run_href(run.run_id or "") + "/query?" + urlencode({"id": q.query_id}),
             stale=scored.hash != edited.hash,
+            # opened as part of a seeded sample (?queue=1), its labels feed PPI as queue labels do
+            source="queue" if request.query_params.get("queue") == "1" else "browse",
         )
 
     async def _form(self, request: Request) -> dict[str, str]:
@@ -159,7 +174,8 @@ class NuggetPages:
                 by=f"{cur.annotator} ({cur.source}, version {cur.version})" if cur else "",
                 back=nuggets_href(run.run_id or "", q.query_id),
             )
-        return RedirectResponse(nuggets_href(run.run_id or "", q.query_id), status_code=303)
+        back = nuggets_href(run.run_id or "", q.query_id) + ("&queue=1" if source == "queue" else "")
+        return RedirectResponse(back, status_code=303)
 
     async def post_edit(self, request: Request) -> Response:
         from starlette.responses import RedirectResponse
