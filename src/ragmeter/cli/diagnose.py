@@ -42,6 +42,7 @@ def diagnose_command(
     generator and the judges are called; each replay is stored as a run) and split the gap to each answer
     metric's best value into ranking/context selection, retrieval and generation, with bootstrap 95% CIs."""
     from ragmeter.diagnose.attribution import adiagnose
+    from ragmeter.diagnose.nugget_facts import lines as fact_lines
 
     names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
     store = open_db(db)
@@ -57,6 +58,8 @@ def diagnose_command(
     if out["metrics"]:
         console().print(_table(out))
     for line in _null_lines(out["metrics"]):
+        click.echo(line)
+    for line in fact_lines(out["metrics"]):
         click.echo(line)
     for name, rows in out.get("deltas", {}).items():
         for r in rows:

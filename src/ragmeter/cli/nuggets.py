@@ -83,11 +83,39 @@ def import_command(path: str, src: str | None, output: str) -> None:
 
 @nuggets.command("export")
 @click.argument("path", metavar="FILE")
-@click.option("--to", "dst", type=FORMAT, required=True, help="The layout to write.")
+@click.option("--to", "dst", type=FORMAT, default="ragmeter", show_default=True, help="The layout to write.")
 @click.option("--output", "-o", required=True, metavar="FILE", help="Where the set goes.")
-def export_command(path: str, dst: str, output: str) -> None:
-    """Write a nugget set in nuggetizer's JSONL or TREC RAG 2024's tab-separated layout."""
-    _convert(path, None, output, dst)
+@click.option(
+    "--version",
+    "version",
+    type=click.IntRange(min=1),
+    help="A version people saved in `ragmeter view --annotate` of the set FILE (read from the store).",
+)
+@click.option("--history", is_flag=True, help="With --version: print the set's versions and changes (JSON).")
+@db_option
+def export_command(
+    path: str, dst: str, output: str, version: int | None, history: bool, db: str | None
+) -> None:
+    """Write a nugget set in ragmeter's, nuggetizer's JSONL or TREC RAG 2024's tab-separated layout; with
+    --version, the version V of FILE's set as people edited it (version 1 is the file as first edited)."""
+    if version is None:
+        _convert(path, None, output, dst)
+        return
+    from ragmeter.cli.options import open_db
+    from ragmeter.experiments.nugget_versions import history as set_history
+    from ragmeter.experiments.nugget_versions import set_name, version_of
+    from ragmeter.nuggets import write_nuggets
+    from ragmeter.safety import check_output_path
+
+    check_output_path(output, source="--output")
+    name = set_name(path)
+    with open_db(db) as store:
+        got = version_of(store, name, version)
+        log = set_history(store, name) if history else None
+    write_nuggets(got, output, dst)  # type: ignore[arg-type]
+    click.echo(f"wrote version {version} of {name}: {len(got)} queries ({dst}) to {output}, hash {got.hash}")
+    if log is not None:
+        echo_json(log)
 
 
 @nuggets.command("create")

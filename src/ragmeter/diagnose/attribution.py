@@ -274,6 +274,7 @@ async def adiagnose(
         if chain
         else [],
     }
+    _add_facts(out["metrics"], replays)
     if lower:  # lower-is-better: each replay's change, not lost points
         out["deltas"] = {k: [extra_delta(n, run, r) for n in lower] for k, r in replays.items() if k != "run"}
     if rerun is not None:
@@ -293,6 +294,18 @@ async def adiagnose(
         )
         store.put_metric_values(run_id, values)  # the parent run shows what its answers owe to retrieval
     return out
+
+
+def _add_facts(metrics: list[dict[str, Any]], replays: dict[str, EvalRunResult]) -> None:
+    """Each nugget score's lost nuggets by part (ragmeter.diagnose.nugget_facts), under "nuggets"."""
+    from ragmeter.diagnose.nugget_facts import is_nugget_score, load_set, lost_by_fact
+
+    scores = [m for m in metrics if is_nugget_score(m["metric"])]
+    if not scores:
+        return
+    nuggets, why = load_set(replays["run"])
+    for m in scores:
+        m["nuggets"] = {"note": why} if nuggets is None else lost_by_fact(m["metric"], replays, nuggets)
 
 
 def copied_metrics(run: EvalRunResult) -> set[str]:

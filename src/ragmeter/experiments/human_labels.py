@@ -99,9 +99,13 @@ def answer_labels(
 def store_ppi(store: Store, run: EvalRunResult) -> tuple[dict[str, PPIEstimate], list[str], int]:
     """PPI of the run's judge metrics recomputed from the labels given from the queue: (estimates, notes,
     number of queue labels used)."""
+    from ragmeter.experiments.nugget_labels import ppi_labels
     from ragmeter.score.ppi import run_ppi
 
     labels = answer_labels(store, run, run.per_query, queue_only=True)
+    for metric, values in ppi_labels(store, run).items():  # human nugget scores from assignment labels
+        for qid, value in values.items():
+            labels.setdefault(metric, {}).setdefault(qid, value)
     if not labels:
         return {}, [], 0
     by_query: dict[str, dict[str, float | int | bool]] = {}
@@ -119,7 +123,10 @@ def validate_run(
     """The run's stored judge values of `metric` against the store's labels of the same answers (queue and
     browse labels alike); no judge call."""
     from ragmeter.experiments.judge_validation import build_report
+    from ragmeter.experiments.nugget_labels import has_assignment_labels, validate_assignments
 
+    if has_assignment_labels(store, run_id, metric):  # a nugget score: its assignments, nugget by nugget
+        return validate_assignments(store, run_id, metric, seed=seed)
     run = store.get_run(run_id)
     labels = answer_labels(store, run, run.per_query).get(metric, {})
     if not labels:
@@ -234,10 +241,14 @@ def _json_item(
     grades: tuple[int, int] | None,
 ) -> tuple[LabelItem, float, str, str]:
     where = f"{source}: label {n}"
-    if not isinstance(rec, Mapping) or rec.get("kind") not in ("relevance", "answer"):
-        raise InputError("each label needs kind relevance or answer", source=where)
+    if not isinstance(rec, Mapping) or rec.get("kind") not in ("relevance", "answer", "assignment"):
+        raise InputError("each label needs kind relevance, answer or assignment", source=where)
     qid = str(rec.get("query_id") or "")
     who = str(rec.get("annotator") or annotator)
+    if rec["kind"] == "assignment":
+        from ragmeter.experiments.nugget_labels import import_item
+
+        return import_item(store, rec, where, answers, who)
     if rec["kind"] == "relevance":
         ds, doc = rec.get("dataset_hash"), rec.get("doc_id")
         if not ds or not doc or not qid:

@@ -22,6 +22,7 @@ from ragmeter.errors import MissingExtraError
 from ragmeter.llm.usage import describe_usage
 from ragmeter.models import EvalRunResult, MetricResult, QueryEvalResult
 from ragmeter.report.export import ci_text, run_label
+from ragmeter.report.nugget_note import nugget_set_note
 from ragmeter.report.plots import metric_mean, metric_names, metric_values, report_figures
 from ragmeter.report.selection import change_rows, display_order, headline_metrics, judged_note, no_variation
 
@@ -365,6 +366,7 @@ def render_html(
                 "config": run.config.model_dump_json(indent=1, exclude_none=True),
                 "metrics": run_columns,
                 "judged": judged_note(run),
+                "nugget_set": nugget_set_note(run),
                 "usage": describe_usage(run.usage),
                 "rows": [
                     _query_row(q, run_columns, max_docs=max_docs, snippet_chars=snippet_chars)

@@ -21,7 +21,9 @@ from ragmeter.store.liveness import utcnow
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
-KINDS = ("relevance", "answer")
+KINDS = ("relevance", "answer", "assignment")
+# an assignment label's value: how far the answer supports the nugget (the credit nuggetizer gives it)
+ASSIGNMENT_VALUES = {"support": 1.0, "partial_support": 0.5, "not_support": 0.0}
 SOURCES = ("queue", "browse", "import")
 
 
@@ -40,6 +42,8 @@ class LabelItem:
     run_id: str | None = None
     metric: str | None = None
     answer_hash: str | None = None
+    nugget_id: str | None = None
+    nugget_set: str | None = None
 
     @classmethod
     def relevance(cls, dataset_hash: str, query_id: str, doc_id: str) -> LabelItem:
@@ -49,10 +53,26 @@ class LabelItem:
     def answer(cls, run_id: str, query_id: str, metric: str, answer: str | None) -> LabelItem:
         return cls("answer", query_id, run_id=run_id, metric=metric, answer_hash=answer_hash(answer))
 
+    @classmethod
+    def assignment(
+        cls, run_id: str, query_id: str, answer: str | None, nugget_set: str, nugget_id: str
+    ) -> LabelItem:
+        """How far one answer supports one nugget of one set version (migration 0006)."""
+        return cls(
+            "assignment",
+            query_id,
+            run_id=run_id,
+            answer_hash=answer_hash(answer),
+            nugget_set=nugget_set,
+            nugget_id=nugget_id,
+        )
+
     @property
     def key(self) -> str:
         if self.kind == "relevance":
             ident: list[Any] = [self.kind, self.dataset_hash, self.query_id, self.doc_id]
+        elif self.kind == "assignment":
+            ident = [self.kind, self.run_id, self.query_id, self.answer_hash, self.nugget_set, self.nugget_id]
         else:
             ident = [self.kind, self.run_id, self.query_id, self.metric, self.answer_hash]
         return hashlib.sha256(json.dumps(ident).encode("utf-8")).hexdigest()
@@ -69,9 +89,17 @@ class Label:
 
     def to_dict(self) -> dict[str, Any]:
         out = {**asdict(self.item), "value": self.value, "annotator": self.annotator, "source": self.source}
+        if self.item.kind == "assignment":
+            out["assignment"] = assignment_name(self.value)
+        else:  # the nugget fields are an assignment's only
+            del out["nugget_id"], out["nugget_set"]
         out["version"] = self.version
         out["created_at"] = self.created_at.isoformat() if self.created_at else None
         return out
+
+
+def assignment_name(value: float) -> str:
+    return next(name for name, v in ASSIGNMENT_VALUES.items() if v == value)
 
 
 class StaleLabel(RagmeterError):

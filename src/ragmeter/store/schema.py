@@ -199,3 +199,22 @@ class LabelRow(Base):
     annotator: Mapped[str] = mapped_column(String(200))
     source: Mapped[str] = mapped_column(String(20))  # queue | browse | import
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    nugget_id: Mapped[str | None] = mapped_column(String(200), nullable=True)  # migration 0006
+    nugget_set: Mapped[str | None] = mapped_column(String(40), nullable=True)
+
+
+class NuggetSetVersionRow(Base):
+    """One saved version of a nugget set edited by people (appended). See migration 0006."""
+
+    __tablename__ = "nugget_set_versions"
+    __table_args__ = (UniqueConstraint("name", "version", name="uq_nugget_set_versions_name_version"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(1000))
+    version: Mapped[int] = mapped_column(Integer)
+    set_hash: Mapped[str] = mapped_column(String(40))
+    parent_hash: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    author: Mapped[str] = mapped_column(String(200))
+    changes: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    body: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

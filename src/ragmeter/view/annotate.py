@@ -16,6 +16,7 @@ from ragmeter.store.labels import LabelItem, StaleLabel, current_labels, save_la
 from ragmeter.store.pages import query_result
 from ragmeter.view import data
 from ragmeter.view.app import BadRequest, NotFound, Viewer, query_href, run_href
+from ragmeter.view.nuggets import nugget_routes, nuggets_href
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -70,8 +71,10 @@ class AnnotatingViewer(Viewer):
                 "by": f"{lab.annotator} ({lab.source})" if lab else "",
             }
 
+        nuggets = run.config.extra.get("nuggets") or run.versions.get("nuggets")
         return {
             "annotate": True,
+            "nuggets_href": nuggets_href(run.run_id, q.query_id) if nuggets else "",
             "csrf": self.csrf,
             "source": source,
             "grades": list(range(grades[0], grades[1] + 1)),
@@ -189,4 +192,5 @@ def annotate_routes(viewer: AnnotatingViewer) -> list[Any]:
     return [
         Route("/labels", viewer.post_label, methods=["POST"]),
         Route("/runs/{run_id}/queue", viewer.queue_page),
+        *nugget_routes(viewer),
     ]

@@ -14,6 +14,7 @@ from urllib.parse import quote, urlencode
 
 from ragmeter import metrics as registry
 from ragmeter.errors import InputError
+from ragmeter.report.nugget_note import nugget_set_note
 from ragmeter.report.selection import display_order
 from ragmeter.store.labels import all_labels
 from ragmeter.store.pages import SORT_COLUMNS, QueryFilter, latencies, query_page, query_result
@@ -178,6 +179,7 @@ class Viewer:
             duration="–" if dur is None else f"{dur:.1f} s",
             queries_url=run_href(run.run_id) + "/queries",
             summary=data.summary_rows(run),
+            nugget_set=nugget_set_note(run),
             usage=data.usage_rows(run),
             ppi=ppi,
             ppi_note=ppi_note,
