@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from ragmeter.judges import JUDGES, PROMPTS, run_judges
-from ragmeter.judges.prompts import FACTUALITY_VERIFY, Prompt, task_of
+from ragmeter.judges.prompts import layout_name, task_of
 from ragmeter.llm import from_spec
 from ragmeter.llm.base import LLMClient
 from ragmeter.llm.scripted import ScriptedRequest, Step
@@ -41,18 +41,11 @@ NUMERIC = {"groundedness", "relevance", "answer_correctness", "coherence", "comp
 STRUCTURED = {"factuality", "citation_accuracy"}
 
 
-def _opens(prompt: Prompt) -> str:
-    return task_of(prompt.user).split("\n", 1)[0]
-
-
 def judge_of(req: ScriptedRequest) -> str:
-    task = task_of(req.user)
-    if task.startswith(_opens(FACTUALITY_VERIFY)):
-        return "factuality_verify"
-    for name, prompt in PROMPTS.items():
-        if task.startswith(_opens(prompt)):
-            return name
-    raise AssertionError(f"unknown prompt: {req.user[-200:]}")
+    name = layout_name(req.user)
+    if name is None:
+        raise AssertionError(f"unknown prompt: {req.user[-200:]}")
+    return name
 
 
 def good_payload(name: str, req: ScriptedRequest | None = None) -> dict[str, Any]:

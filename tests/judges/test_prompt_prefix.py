@@ -139,7 +139,7 @@ async def test_every_judge_of_a_query_starts_with_one_prefix_and_sees_only_its_p
                 assert q["truth"] not in r.user and "Reference answer" not in r.user
             # the order of the parts: prefix, answer, reference, task
             order = [
-                r.user.find(x) for x in (q["contexts"][-1][:20], "Answer to judge:", "Reference answer:")
+                r.user.find(x) for x in (q["contexts"][-1][:20], "Answer to judge:", "Reference answer (")
             ]
             present = [i for i in order if i >= 0]
             assert present == sorted(present) and r.user.find("\nTask: ") > max(present)

@@ -14,6 +14,7 @@ from ragmeter.judges.parsing import ParseFailure
 from ragmeter.judges.prompts import REASK, Prompt
 from ragmeter.llm.base import LLMClient
 from ragmeter.llm.logs import TRACE
+from ragmeter.llm.prefix import shared_prefix
 from ragmeter.llm.types import LLMError
 from ragmeter.models import MetricResult
 
@@ -105,10 +106,12 @@ async def ask(
     messages = prompt.messages(**values)
     reply = Reply(None, 0)
     last_text = reason = ""
+    shared = prompt.shared_prefix(**values)
     for attempt in (1, 2):
-        resp = await _complete(
-            llm, messages, json=True, metric=prompt.name, query_id=query_id, max_tokens=prompt.max_tokens
-        )
+        with shared_prefix(shared):
+            resp = await _complete(
+                llm, messages, json=True, metric=prompt.name, query_id=query_id, max_tokens=prompt.max_tokens
+            )
         reply.attempts = attempt
         reply.prompt_tokens += resp.usage.prompt_tokens
         reply.completion_tokens += resp.usage.completion_tokens

@@ -33,6 +33,13 @@ class Prompt:
         digest = hashlib.sha256(self.text.encode()).hexdigest()[:8]
         return f"{self.name}/v{self.number}+{digest}"
 
+    def shared_prefix(self, **values: str) -> str | None:
+        """The start of the user text that every layered prompt of the query shares (question and contexts),
+        filled in; None for a prompt outside the layout."""
+        if self.reads is None:
+            return None
+        return PREFIX.format(question=values["question"], contexts=values["contexts"])
+
     def messages(self, **values: str) -> list[dict[str, str]]:
         return [
             {"role": "system", "content": self.system},
@@ -57,11 +64,14 @@ REASK = (
 
 JUDGE_SYSTEM = (
     "You are a careful, impartial judge of a question-answering system that answers from retrieved texts. "
-    "Read the material below, then do only the task given at its end. You reply in JSON."
+    "Read the material below, then do only the task given at its end. You reply in JSON, without quotation "
+    "marks inside its text fields."
 )
 PREFIX = "Question: {question}\n\nRetrieved texts, in rank order (best first):\n{contexts}\n\n"
 ANSWER_PART = "Answer to judge:\n{answer}\n\n"
-REFERENCE_PART = "Reference answer:\n{reference}\n\n"
+REFERENCE_PART = (
+    "Reference answer (written by a person; it is not one of the retrieved texts):\n{reference}\n\n"
+)
 TASK_HEADER = "Task: "
 PARTS = ("answer", "reference")
 
@@ -106,8 +116,9 @@ _SCORE_0_10 = 'Reply with JSON only: {{"reasoning": "<one or two sentences>", "s
 RETRIEVAL_GRADE = layered(
     "retrieval_grade",
     2,
-    """grade the retrieved texts. Grade from 1 to 10 how well the retrieved texts answer the question
-with the reference answer (if no reference answer is given, judge by the question alone):
+    """grade the retrieved texts [1], [2], ... only. The reference answer is what a good text would
+state; it does not count as a retrieved text. Grade from 1 to 10 how well the retrieved texts answer the
+question with the reference answer (if no reference answer is given, judge by the question alone):
 10 = the texts state the expected answer
 5 = the texts are related to the question but the answer is missing
 1 = the texts are unrelated to the question
@@ -292,3 +303,15 @@ PROMPTS_IN_LAYOUT: dict[str, Prompt] = {
     "completeness": COMPLETENESS,
     "citation_accuracy": CITATION_ACCURACY,
 }
+
+
+def layout_name(user: str) -> str | None:
+    """Which prompt of PROMPTS_IN_LAYOUT a request's user text was filled from (by the first line of its
+    task), or None: for scripted servers that answer each judge in its own way."""
+    task = task_of(user)
+    if not task:
+        return None
+    for name, prompt in PROMPTS_IN_LAYOUT.items():
+        if task.startswith(task_of(prompt.user).split("\n", 1)[0]):
+            return name
+    return None
