@@ -177,7 +177,8 @@ def _int(value: Any) -> int:
 def _usage(body: dict[str, Any]) -> TokenUsage:
     """Tokens of a reply; the prompt tokens read from the server's prompt cache from OpenAI's
     `usage.prompt_tokens_details.cached_tokens`, else llama.cpp's `timings.cache_n`."""
-    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    raw = body.get("usage")
+    usage: dict[str, Any] = raw if isinstance(raw, dict) else {}
     prompt = _int(usage.get("prompt_tokens"))
     details = usage.get("prompt_tokens_details")
     cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
