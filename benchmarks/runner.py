@@ -68,10 +68,10 @@ def make_dataset(n: int) -> EvalDataset:
 def _payload(name: str) -> dict[str, Any]:
     if name == "retrieval_grade":
         return {"reasoning": "chunk 1 states the answer", "grade": 9}
-    if name == "factuality":  # v2: claims first, then one verification call per claim
+    if name == "factuality":  # claims first, then one verification call per batch of claims
         return {"claims": ["The city is the capital of the country."]}
     if name == "factuality_verify":
-        return {"reasoning": "source 1 states it", "verdict": "SUPPORTED"}
+        return {"verdicts": [{"claim": 1, "reasoning": "source 1 states it", "verdict": "SUPPORTED"}]}
     if name == "citation_accuracy":
         return {
             "citations": [{"id": "C1", "reasoning": "source 1 says so", "supported": True}],
@@ -86,19 +86,13 @@ def _payload(name: str) -> dict[str, Any]:
 
 
 def serve(latency: float) -> None:
-    from ragmeter.judges import PROMPTS
+    from ragmeter.judges.prompts import layout_name
     from ragmeter.llm.scripted import ScriptedRequest, ScriptedServer, Step
 
-    prompts = {name: prompt.system for name, prompt in PROMPTS.items()}
-    for name, prompt in PROMPTS.items():
-        follow_up = getattr(prompt, "follow_up", None)
-        if follow_up is not None:
-            prompts[f"{name}_verify"] = follow_up.system
-
     def respond(req: ScriptedRequest) -> Step:
-        for name, system in prompts.items():
-            if req.system.startswith(system):
-                return Step(text=json.dumps(_payload(name)))
+        name = layout_name(req.user)
+        if name is not None:
+            return Step(text=json.dumps(_payload(name)))
         return Step(text="The capital is the city named in the passage [1].")  # generation
 
     async def main() -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 pytest.importorskip("aiohttp")
+from ragmeter.judges.prompts import layout_name
 from ragmeter.llm.scripted import ScriptedRequest, ScriptedServer, Step
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -36,7 +37,7 @@ def random_score(req: ScriptedRequest) -> int:
 
 
 def _judge(req: ScriptedRequest) -> Step:
-    if "grounded" in req.system:  # groundedness: the same score every time
+    if layout_name(req.user) == "groundedness":  # groundedness: the same score every time
         return Step(text=json.dumps({"reasoning": "backed", "score": 8}))
     return Step(text=json.dumps({"reasoning": "coin", "score": random_score(req)}))
 
@@ -62,7 +63,7 @@ def _expected_repeat_means(server: ScriptedServer) -> list[float]:
     """What the server itself answered for relevance, by repeat seed: each repeat's mean over the queries."""
     by_seed: dict[int, list[float]] = {}
     for req in server.requests:
-        if "addresses the question" in req.system:
+        if layout_name(req.user) == "relevance":
             by_seed.setdefault(int(req.body["seed"]), []).append(random_score(req) / 10)
     return [sum(v) / len(v) for _, v in sorted(by_seed.items())]
 

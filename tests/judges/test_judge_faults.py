@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from ragmeter.judges import JUDGES, PROMPTS, run_judges
-from ragmeter.judges.prompts import FACTUALITY_VERIFY
+from ragmeter.judges.prompts import layout_name, task_of
 from ragmeter.llm import from_spec
 from ragmeter.llm.base import LLMClient
 from ragmeter.llm.scripted import ScriptedRequest, Step
@@ -42,12 +42,10 @@ STRUCTURED = {"factuality", "citation_accuracy"}
 
 
 def judge_of(req: ScriptedRequest) -> str:
-    if req.system.startswith(FACTUALITY_VERIFY.system):
-        return "factuality_verify"
-    for name, prompt in PROMPTS.items():
-        if req.system.startswith(prompt.system):
-            return name
-    raise AssertionError(f"unknown prompt: {req.system[:80]}")
+    name = layout_name(req.user)
+    if name is None:
+        raise AssertionError(f"unknown prompt: {req.user[-200:]}")
+    return name
 
 
 def good_payload(name: str, req: ScriptedRequest | None = None) -> dict[str, Any]:
@@ -59,8 +57,14 @@ def good_payload(name: str, req: ScriptedRequest | None = None) -> dict[str, Any
     if name == "factuality":
         return {"claims": [claim for claim, _ in CLAIMS]}
     if name == "factuality_verify":
-        claim = req.user.split("Claim: ", 1)[1].split("\n", 1)[0] if req else ""
-        return {"reasoning": "compared with source 1 and 2", "verdict": dict(CLAIMS)[claim]}
+        listed = task_of(req.user).split("Claims:\n", 1)[1].split("\n\n", 1)[0] if req else ""
+        claims = [line.split("] ", 1)[1] for line in listed.splitlines()]
+        return {
+            "verdicts": [
+                {"claim": i, "reasoning": "compared with source 1 and 2", "verdict": dict(CLAIMS)[c]}
+                for i, c in enumerate(claims, 1)
+            ]
+        }
     if name == "citation_accuracy":
         return {
             "citations": [

@@ -221,14 +221,14 @@ async def test_factuality_drops_claims_with_numbers_the_answer_does_not_state(sc
     # Seen with the local 1.5B model: the extractor invented "built between 1887 and 1925" for the answer
     # "completed in 1925" and the verifier then called it SUPPORTED. Such a claim is not the answer's.
     def respond(req: ScriptedRequest) -> Step:
-        text = " ".join(str(m.get("content", "")) for m in req.messages)
-        if '"claims"' in text:
+        if "split the answer into" in req.user:
             claims = [
                 "The Eiffel Tower was completed in 1925.",
                 "The Eiffel Tower was built between 1887 and 1925.",
             ]
             return Step(text=json.dumps({"claims": claims}))
-        return Step(text=json.dumps({"reasoning": "1889 in the source", "verdict": "CONTRADICTED"}))
+        verdict = {"claim": 1, "reasoning": "1889 in the source", "verdict": "CONTRADICTED"}
+        return Step(text=json.dumps({"verdicts": [verdict]}))
 
     srv = await scripted(respond)
     llm = from_spec(f"openai-compatible:m@{srv.url}")

@@ -88,6 +88,8 @@ async def test_priced_judge_and_generator_are_counted_apart(scripted, monkeypatc
         "failed_calls",
         "input_tokens",
         "output_tokens",
+        "cache_read_tokens",
+        "cache_write_tokens",
         "cost_usd",
         "cost_note",
     }

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from ragmeter.errors import InputError
 from ragmeter.judges.answer import ANSWER_CORRECTNESS, COHERENCE, COMPLETENESS, GROUNDEDNESS, RELEVANCE
 from ragmeter.judges.citation import CITATION_ACCURACY
-from ragmeter.judges.factuality import FACTUALITY
+from ragmeter.judges.core import one_query
+from ragmeter.judges.factuality import FACTUALITY, batch_size
 from ragmeter.judges.judge import Judge, JudgeInput
 from ragmeter.judges.ragchecker import RC_JUDGES
 from ragmeter.judges.retrieval import (
@@ -84,6 +85,8 @@ def check_judge_names(names: Sequence[str]) -> None:
             f"unknown judge(s) {', '.join(map(repr, unknown))}; known: {', '.join(sorted(ALL_JUDGES))}",
             source="judges",
         )
+    if "factuality" in names:
+        batch_size()  # a bad RAGMETER_FACTUALITY_BATCH is an InputError before any call
 
 
 async def run_judges(
@@ -100,11 +103,13 @@ async def run_judges(
     """Run the named judges on one query concurrently (bounded by the client's concurrency).
 
     `contexts` are the retrieved texts in rank order (they are retrieval_grade's chunks).
-    Unknown names raise InputError before any call; judges themselves never raise.
+    Unknown names raise InputError before any call; judges themselves never raise. The query's first
+    judge call completes before the others start (`one_query`): they then find its prompt prefix cached.
     """
     check_judge_names(names)
     inp = JudgeInput(question, answer, contexts, ground_truth, relevant_rank, query_id)
-    results = await asyncio.gather(*(ALL_JUDGES[n].run(inp, llm) for n in names))
+    with one_query():
+        results = await asyncio.gather(*(ALL_JUDGES[n].run(inp, llm) for n in names))
     return dict(zip(names, results, strict=True))
 
 

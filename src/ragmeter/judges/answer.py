@@ -6,8 +6,7 @@ from __future__ import annotations
 from pydantic import Field
 
 import ragmeter.judges.prompts as P
-from ragmeter.judges.core import numbered
-from ragmeter.judges.judge import Judge, JudgeInput, Reasoned
+from ragmeter.judges.judge import Judge, Reasoned, layout_values
 from ragmeter.judges.scales import SCORE_0_10
 
 
@@ -20,28 +19,11 @@ class CompletenessReply(Reasoned):
     missing: list[str] = Field(default_factory=list)
 
 
-def _qa(inp: JudgeInput, flags: list[str]) -> dict[str, str]:
-    return {"question": inp.question, "answer": inp.answer or ""}
-
-
-def _grounding(inp: JudgeInput, flags: list[str]) -> dict[str, str]:
-    return {**_qa(inp, flags), "contexts": numbered(inp.contexts, flags)}
-
-
-def _with_truth(inp: JudgeInput, flags: list[str]) -> dict[str, str]:
-    return {**_qa(inp, flags), "ground_truth": inp.ground_truth or ""}
-
-
-def _with_reference(inp: JudgeInput, flags: list[str]) -> dict[str, str]:
-    reference = f"\nReference answer:\n{inp.ground_truth}\n" if inp.ground_truth else ""
-    return {**_qa(inp, flags), "reference": reference}
-
-
 GROUNDEDNESS = Judge(
     "groundedness",
     P.GROUNDEDNESS,
     SCORE_0_10,
-    _grounding,
+    layout_values,
     needs=("answer", "contexts"),
     description="0-1: how much of the answer the contexts back",
 )
@@ -49,14 +31,14 @@ RELEVANCE = Judge(
     "relevance",
     P.RELEVANCE,
     SCORE_0_10,
-    _qa,
+    layout_values,
     description="0-1: how directly the answer addresses the question (contexts are not used)",
 )
 ANSWER_CORRECTNESS = Judge(
     "answer_correctness",
     P.ANSWER_CORRECTNESS,
     SCORE_0_10,
-    _with_truth,
+    layout_values,
     needs=("ground_truth", "answer"),
     schema=CorrectnessReply,
     description="0-1: agreement with the ground truth by meaning; lists disagreements and missing points",
@@ -65,14 +47,14 @@ COHERENCE = Judge(
     "coherence",
     P.COHERENCE,
     SCORE_0_10,
-    _qa,
+    layout_values,
     description="0-1: logical consistency and organisation of the answer",
 )
 COMPLETENESS = Judge(
     "completeness",
     P.COMPLETENESS,
     SCORE_0_10,
-    _with_reference,
+    layout_values,
     schema=CompletenessReply,
     description="0-1: coverage of every part of the question (and the reference's key points when given)",
 )

@@ -10,8 +10,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 import ragmeter.judges.prompts as P
-from ragmeter.judges.core import ask, numbered, usage_details
-from ragmeter.judges.judge import Judge, JudgeInput
+from ragmeter.judges.core import ask, usage_details
+from ragmeter.judges.judge import Judge, JudgeInput, layout_values
 from ragmeter.judges.parsing import ParseFailure, parse_model
 from ragmeter.judges.scales import PROPORTION
 from ragmeter.llm.base import LLMClient
@@ -104,11 +104,12 @@ async def _body(judge: Judge, inp: JudgeInput, llm: LLMClient, flags: list[str])
             raise ParseFailure(f"no verdict for citation(s) {', '.join(missing)}")
         return parsed, []
 
-    values = {
-        "contexts": numbered(inp.contexts, flags),
-        "citations": "\n".join(f'{i}: "{p["sentence"]}" cites [{p["source"]}]' for i, p in ids.items()),
-        "uncited": "\n".join(f'{i}: "{s}"' for i, s in uids.items()) or "(none)",
-    }
+    values = layout_values(
+        inp,
+        flags,
+        citations="\n".join(f'{i}: "{p["sentence"]}" cites [{p["source"]}]' for i, p in ids.items()),
+        uncited="\n".join(f'{i}: "{s}"' for i, s in uids.items()) or "(none)",
+    )
     reply = await ask(llm, judge.prompt, values, parse, query_id=inp.query_id)
     verdicts = {c.id.strip(): c for c in reply.value.citations}
     checked = [

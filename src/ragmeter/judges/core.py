@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -11,6 +14,7 @@ from ragmeter.judges.parsing import ParseFailure
 from ragmeter.judges.prompts import REASK, Prompt
 from ragmeter.llm.base import LLMClient
 from ragmeter.llm.logs import TRACE
+from ragmeter.llm.prefix import shared_prefix
 from ragmeter.llm.types import LLMError
 from ragmeter.models import MetricResult
 
@@ -36,6 +40,43 @@ class Reply:
     cached: bool = False
     latency_s: float = 0.0
     logprobs: tuple[tuple[str, float], ...] | None = None  # of the reply that was used, when asked for
+
+
+class _FirstCall:
+    """The judge calls of one query: the first one runs alone, the others start once it has finished, so
+    that the server has the query's shared prefix cached (or computed) before they send it again."""
+
+    def __init__(self) -> None:
+        self.claimed = False
+        self.finished = asyncio.Event()
+
+
+_QUERY_CALLS: ContextVar[_FirstCall | None] = ContextVar("ragmeter_query_calls", default=None)
+
+
+@contextlib.contextmanager
+def one_query() -> Iterator[None]:
+    """Within this block (and the tasks started in it), the first judge call completes before any other
+    starts: wrap the judges of one query in it (run_judges does)."""
+    token = _QUERY_CALLS.set(_FirstCall())
+    try:
+        yield
+    finally:
+        _QUERY_CALLS.reset(token)
+
+
+async def _complete(llm: LLMClient, messages: list[dict[str, str]], **kwargs: Any) -> Any:
+    gate = _QUERY_CALLS.get()
+    if gate is None or gate.finished.is_set():
+        return await llm.complete(messages, **kwargs)
+    if gate.claimed:
+        await gate.finished.wait()
+        return await llm.complete(messages, **kwargs)
+    gate.claimed = True
+    try:
+        return await llm.complete(messages, **kwargs)
+    finally:
+        gate.finished.set()
 
 
 def numbered(texts: Sequence[str], flags: list[str], *, what: str = "source") -> str:
@@ -66,10 +107,12 @@ async def ask(
     messages = prompt.messages(**values)
     reply = Reply(None, 0)
     last_text = reason = ""
+    shared = prompt.shared_prefix(**values)
     for attempt in (1, 2):
-        resp = await llm.complete(
-            messages, json=True, metric=prompt.name, query_id=query_id, max_tokens=prompt.max_tokens
-        )
+        with shared_prefix(shared):
+            resp = await _complete(
+                llm, messages, json=True, metric=prompt.name, query_id=query_id, max_tokens=prompt.max_tokens
+            )
         reply.attempts = attempt
         reply.prompt_tokens += resp.usage.prompt_tokens
         reply.completion_tokens += resp.usage.completion_tokens

@@ -1,18 +1,23 @@
-"""factuality = supported claims / claims: one call extracts the answer's claims, then one call per claim
-checks it against the contexts (and the ground truth, when given). If any claim cannot be checked, the
-value is null: a score over the claims that happened to be checked would mislead."""
+"""factuality = supported claims / claims: one call extracts the answer's claims, then the claims are checked
+against the contexts (and the ground truth, when given) in batches of FACTUALITY_BATCH claims, one call a
+batch. Each batch fails on its own: a batch whose call or reply is unusable leaves only its claims without a
+verdict, each with the reason. If any claim cannot be checked, the value is null: a score over the claims
+that happened to be checked would mislead."""
 
 from __future__ import annotations
 
 import asyncio
+import math
+import os
 import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
 import ragmeter.judges.prompts as P
-from ragmeter.judges.core import JudgeFailure, Reply, ask, numbered, usage_details
-from ragmeter.judges.judge import Judge, JudgeInput
+from ragmeter.errors import InputError
+from ragmeter.judges.core import JudgeFailure, Reply, ask, usage_details
+from ragmeter.judges.judge import Judge, JudgeInput, layout_values
 from ragmeter.judges.parsing import ParseFailure, parse_model
 from ragmeter.judges.scales import PROPORTION
 from ragmeter.llm.base import LLMClient
@@ -20,6 +25,9 @@ from ragmeter.llm.types import LLMError
 from ragmeter.models import MetricResult
 
 MAX_CLAIMS = 12
+# Claims checked per call; RAGMETER_FACTUALITY_BATCH overrides it for a run (1 = one call per claim).
+FACTUALITY_BATCH = 5
+BATCH_ENV = "RAGMETER_FACTUALITY_BATCH"
 VERDICTS = ("SUPPORTED", "NOT_SUPPORTED", "CONTRADICTED")
 Verdict = Literal["SUPPORTED", "NOT_SUPPORTED", "CONTRADICTED"]
 _VERDICT_ALIASES = {
@@ -64,8 +72,42 @@ def _claims_parser(text: str) -> tuple[list[str], list[str]]:
     return claims, flags
 
 
-def _verdict_parser(text: str) -> tuple[ClaimVerdict, list[str]]:
-    return parse_model(ClaimVerdict, text), []
+class _Numbered(ClaimVerdict):
+    claim: int | None = None
+
+
+class _Batch(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    verdicts: list[_Numbered]
+
+
+def batch_size() -> int:
+    """Claims per verification call: FACTUALITY_BATCH, or RAGMETER_FACTUALITY_BATCH when set (an integer
+    from 1 to MAX_CLAIMS; anything else is an InputError naming the variable)."""
+    raw = os.environ.get(BATCH_ENV)
+    if raw is None or not raw.strip():
+        return FACTUALITY_BATCH
+    try:
+        size = int(raw)
+    except ValueError:
+        size = 0
+    if not 1 <= size <= MAX_CLAIMS:
+        raise InputError(f"expected an integer from 1 to {MAX_CLAIMS}, got {raw!r}", source=BATCH_ENV)
+    return size
+
+
+def _batch_parser(n: int) -> Any:
+    def parse(text: str) -> tuple[list[ClaimVerdict], list[str]]:
+        verdicts = parse_model(_Batch, text).verdicts
+        if len(verdicts) != n:
+            raise ParseFailure(f"{len(verdicts)} verdicts for {n} claims")
+        numbers = [v.claim for v in verdicts]
+        if all(k is not None for k in numbers) and numbers != list(range(1, n + 1)):
+            raise ParseFailure(f"verdicts numbered {numbers}, expected 1 to {n} in order")
+        return [ClaimVerdict(reasoning=v.reasoning, verdict=v.verdict) for v in verdicts], []
+
+    return parse
 
 
 def invented(claims: list[str], answer: str) -> tuple[list[str], list[str]]:
@@ -77,27 +119,18 @@ def invented(claims: list[str], answer: str) -> tuple[list[str], list[str]]:
     return kept, [c for c in claims if c not in kept]
 
 
-def _row(i: int, claim: str, check: Any, failures: list[str], flags: list[str]) -> dict[str, Any]:
-    """One claim's row of details; a failed check adds to `failures`."""
+def _failure(check: BaseException) -> str:
     if isinstance(check, JudgeFailure):
-        failures.append(f"claim {i}: {check.args[0]}")
-    elif isinstance(check, LLMError):
-        failures.append(f"claim {i}: LLM call failed: {check.reason}")
-    elif isinstance(check, BaseException):
-        raise check
-    else:
-        flags.extend(f"claim {i}: {f}" for f in check.flags)
-        return {"claim": claim, "verdict": check.value.verdict, "reasoning": check.value.reasoning}
-    return {"claim": claim, "verdict": None, "reasoning": ""}
+        return str(check.args[0])
+    if isinstance(check, LLMError):
+        return f"LLM call failed: {check.reason}"
+    raise check
 
 
 async def _body(judge: Judge, inp: JudgeInput, llm: LLMClient, flags: list[str]) -> MetricResult:
     answer = inp.answer or ""
-    sources = numbered(inp.contexts, flags)
-    if inp.ground_truth:
-        sources += f"\n[reference answer] {inp.ground_truth}"
-    values = {"question": inp.question, "answer": answer}
-    extracted = await ask(llm, judge.prompt, values, _claims_parser, query_id=inp.query_id)
+    size = batch_size()
+    extracted = await ask(llm, judge.prompt, layout_values(inp, flags), _claims_parser, query_id=inp.query_id)
     claims, dropped = invented(extracted.value, answer)
     if dropped:
         flags.append(f"{len(dropped)} extracted claim(s) state numbers the answer does not: not checked")
@@ -106,18 +139,36 @@ async def _body(judge: Judge, inp: JudgeInput, llm: LLMClient, flags: list[str])
             error="every extracted claim states numbers the answer does not contain",
             details={"invented_claims": dropped, "flags": flags},
         )
+    batches = [claims[i : i + size] for i in range(0, len(claims), size)]
+    assert len(batches) == math.ceil(len(claims) / size)
     verify = P.FACTUALITY_VERIFY
+
+    def values(batch: list[str]) -> dict[str, str]:
+        listed = "\n".join(f"[{i}] {c}" for i, c in enumerate(batch, 1))
+        return layout_values(inp, [], claims=listed, n=str(len(batch)))
+
     checks = await asyncio.gather(
-        *(
-            ask(llm, verify, {"contexts": sources, "claim": c}, _verdict_parser, query_id=inp.query_id)
-            for c in claims
-        ),
+        *(ask(llm, verify, values(b), _batch_parser(len(b)), query_id=inp.query_id) for b in batches),
         return_exceptions=True,
     )
     failures: list[str] = []
-    rows = [
-        _row(i, c, check, failures, flags) for i, (c, check) in enumerate(zip(claims, checks, strict=True), 1)
-    ]
+    rows: list[dict[str, Any]] = []
+    first = 1
+    for batch, check in zip(batches, checks, strict=True):
+        last = first + len(batch) - 1
+        if isinstance(check, BaseException):
+            reason = _failure(check)
+            failures.append(
+                f"claims {first}-{last}: {reason}" if last > first else f"claim {first}: {reason}"
+            )
+            rows += [{"claim": c, "verdict": None, "reasoning": "", "error": reason} for c in batch]
+        else:
+            flags.extend(f"claims {first}-{last}: {f}" for f in check.flags)
+            rows += [
+                {"claim": c, "verdict": v.verdict, "reasoning": v.reasoning}
+                for c, v in zip(batch, check.value, strict=True)
+            ]
+        first = last + 1
     counts = {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
     replies = [extracted, *(c for c in checks if isinstance(c, Reply))]
     details: dict[str, Any] = {
@@ -127,11 +178,14 @@ async def _body(judge: Judge, inp: JudgeInput, llm: LLMClient, flags: list[str])
         "n_supported": counts["SUPPORTED"],
         "n_not_supported": counts["NOT_SUPPORTED"],
         "n_contradicted": counts["CONTRADICTED"],
+        "batch_size": size,
+        "n_batches": len(batches),
         "flags": flags + extracted.flags,
         **usage_details(*replies),
     }
     if failures:
-        error = f"{len(failures)} of {len(claims)} claims could not be checked: " + "; ".join(failures)
+        unchecked = sum(1 for r in rows if r["verdict"] is None)
+        error = f"{unchecked} of {len(claims)} claims could not be checked: " + "; ".join(failures)
         return judge.result(error=error, details=details)
     return judge.result(counts["SUPPORTED"] / len(claims), details=details)
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from ragmeter.judges.confidence import verdict_probability
-from ragmeter.judges.core import ask, guarded, usage_details
+from ragmeter.judges.core import ask, guarded, numbered, usage_details
 from ragmeter.judges.parsing import ParseFailure, read_reply, validation_reason
 from ragmeter.judges.prompts import Prompt
 from ragmeter.judges.scales import Scale
@@ -65,6 +65,22 @@ class JudgeInput:
             return bool(self.contexts)
         text = self.answer if need == "answer" else self.ground_truth
         return bool(text and text.strip())
+
+
+NO_REFERENCE = "(none given)"
+
+
+def layout_values(inp: JudgeInput, flags: list[str], **extra: str) -> dict[str, str]:
+    """The fields of the shared prompt layout (`ragmeter.judges.prompts.layered`) for one query: question,
+    contexts (numbered, cut and flagged the same way for every judge: the prefix stays byte-identical),
+    answer, reference; plus a task's own fields. A layered prompt shows only the parts it reads."""
+    return {
+        "question": inp.question,
+        "contexts": numbered(inp.contexts, flags),
+        "answer": inp.answer or "",
+        "reference": inp.ground_truth if inp.ground_truth and inp.ground_truth.strip() else NO_REFERENCE,
+        **extra,
+    }
 
 
 Values = Callable[[JudgeInput, list[str]], dict[str, str]]

@@ -18,8 +18,10 @@ class Prompt:
     system: str
     user: str
     max_tokens: int = 768
-    # A second prompt the judge also sends (factuality: extract claims, then verify each one).
+    # A second prompt the judge also sends (factuality: extract claims, then verify them in batches).
     follow_up: Prompt | None = None
+    # A prompt in the shared layout (`layered`): the parts of a query it reads after the shared prefix.
+    reads: tuple[str, ...] | None = None
 
     @property
     def text(self) -> str:
@@ -30,6 +32,13 @@ class Prompt:
         """e.g. 'retrieval_grade/v1+3f2a9c01': the number we bump plus a digest of the exact text."""
         digest = hashlib.sha256(self.text.encode()).hexdigest()[:8]
         return f"{self.name}/v{self.number}+{digest}"
+
+    def shared_prefix(self, **values: str) -> str | None:
+        """The start of the user text that every layered prompt of the query shares (question and contexts),
+        filled in; None for a prompt outside the layout."""
+        if self.reads is None:
+            return None
+        return PREFIX.format(question=values["question"], contexts=values["contexts"])
 
     def messages(self, **values: str) -> list[dict[str, str]]:
         return [
@@ -43,178 +52,205 @@ REASK = (
     "above, with every field filled in."
 )
 
+# --- the shared layout: one cacheable prefix per query ---------------------------------------------------
+#
+# Every per-query judge's prompt is laid out the same way: the shared system text, the question, the
+# retrieved contexts (numbered, in rank order), then the answer for the judges that read it, then the
+# reference answer for the judges that read it, then the judge's own task. The part up to and including the
+# contexts is byte-identical for every judge of one query, so a server that caches prompt prefixes (OpenAI,
+# Anthropic with cache_control, vLLM, llama.cpp) bills or computes it once per query, not once per judge.
+# A judge never gets a part it does not read: retrieval_grade never sees the answer, a reference-free judge
+# never sees the reference. Fill the fields with `ragmeter.judges.judge.layout_values`.
+
+JUDGE_SYSTEM = (
+    "You are a careful, impartial judge of a question-answering system that answers from retrieved texts. "
+    "Read the material below, then do only the task given at its end. You reply in JSON, without quotation "
+    "marks inside its text fields."
+)
+PREFIX = "Question: {question}\n\nRetrieved texts, in rank order (best first):\n{contexts}\n\n"
+ANSWER_PART = "Answer to judge:\n{answer}\n\n"
+REFERENCE_PART = (
+    "Reference answer (written by a person; it is not one of the retrieved texts):\n{reference}\n\n"
+)
+TASK_HEADER = "Task: "
+PARTS = ("answer", "reference")
+
+
+def layered(
+    name: str,
+    number: int,
+    task: str,
+    *,
+    reads: tuple[str, ...] = (),
+    max_tokens: int = 768,
+    follow_up: Prompt | None = None,
+) -> Prompt:
+    """A prompt in the shared layout: the prefix (question, contexts), the parts it `reads` ("answer",
+    "reference"; always in that order), then its `task`. The fields are {question}, {contexts}, {answer},
+    {reference} and whatever the task itself names."""
+    unknown = [r for r in reads if r not in PARTS]
+    if unknown:
+        raise ValueError(f"unknown part(s) {unknown}: a layered prompt reads {PARTS}")
+    user = PREFIX
+    if "answer" in reads:
+        user += ANSWER_PART
+    if "reference" in reads:
+        user += REFERENCE_PART
+    user += TASK_HEADER + task
+    return Prompt(
+        name, number, JUDGE_SYSTEM, user, max_tokens, follow_up, tuple(r for r in PARTS if r in reads)
+    )
+
+
+def task_of(user: str) -> str:
+    """The task of a layered prompt's user text (what follows the last 'Task: '); '' when none."""
+    head = "\n" + TASK_HEADER
+    return user.rsplit(head, 1)[1] if head in user else ""
+
+
 _SCORE_0_10 = 'Reply with JSON only: {{"reasoning": "<one or two sentences>", "score": <number 0-10>}}'
 
-RETRIEVAL_GRADE = Prompt(
+# Version numbers were bumped once (to the next number) when the prompts moved to the shared layout:
+# values stored under the older versions are not comparable with these until rescored.
+
+RETRIEVAL_GRADE = layered(
     "retrieval_grade",
-    1,
-    "You grade how well retrieved text chunks answer a question. You reply in JSON.",
-    """Question: {question}
-Expected answer: {expected_answer}
-
-Retrieved chunks, best first:
-{chunks}
-
-Grade from 1 to 10 how well the chunks answer the question with the expected answer:
-10 = the chunks state the expected answer
-5 = the chunks are related to the question but the answer is missing
-1 = the chunks are unrelated to the question
+    2,
+    """grade the retrieved texts [1], [2], ... only. The reference answer is what a good text would
+state; it does not count as a retrieved text. Grade from 1 to 10 how well the retrieved texts answer the
+question with the reference answer (if no reference answer is given, judge by the question alone):
+10 = the texts state the expected answer
+5 = the texts are related to the question but the answer is missing
+1 = the texts are unrelated to the question
 First give your reasoning in one or two sentences, then the grade.
 Reply with JSON only: {{"reasoning": "<one or two sentences>", "grade": <integer 1-10>}}""",
+    reads=("reference",),
     max_tokens=400,
 )
 
-FACTUALITY_VERIFY = Prompt(
+# Claims are checked in batches (FACTUALITY_BATCH in judges/factuality.py), each claim compared detail by
+# detail before its verdict: a single call that extracted and checked at once marked "completed in 1925"
+# SUPPORTED against "completed in 1889" with the 1.5B local model.
+FACTUALITY_VERIFY = layered(
     "factuality",
-    3,
-    "You check one claim against source texts. You reply in JSON.",
-    """Sources:
-{contexts}
+    4,
+    """check claims taken from the answer against the retrieved texts (and the reference answer, when
+one is given). For each claim below, in order, first compare it with what the texts say, detail by detail
+(names, dates, numbers, places), then give a verdict:
+SUPPORTED = the texts say the same
+CONTRADICTED = the texts say something different (another date, number, name or place)
+NOT_SUPPORTED = the texts do not mention it
 
-Claim: {claim}
+Claims:
+{claims}
 
-Do the sources say the same as the claim? First compare the claim with what the sources say, detail
-by detail (names, dates, numbers, places), then give a verdict:
-SUPPORTED = the sources say the same
-CONTRADICTED = the sources say something different (another date, number, name or place)
-NOT_SUPPORTED = the sources do not mention it
-Reply with JSON only: {{"reasoning": "<comparison>", "verdict": "SUPPORTED|NOT_SUPPORTED|CONTRADICTED"}}""",
-    max_tokens=400,
+Reply with JSON only, one entry per claim in the same order ({n} entries):
+{{"verdicts": [{{"claim": 1, "reasoning": "<comparison>", "verdict": "SUPPORTED|NOT_SUPPORTED|CONTRADICTED"}}]}}""",
+    reads=("answer", "reference"),
+    max_tokens=1200,
 )
 
-# Two steps: one call extracts the claims, then one call per claim checks it. A single call that
-# did both marked "completed in 1925" SUPPORTED against "completed in 1889" with the 1.5B local
-# model; checking claims one at a time, comparison first, got it right.
-FACTUALITY = Prompt(
+FACTUALITY = layered(
     "factuality",
-    3,
-    "You split answers into factual claims. You reply in JSON.",
-    """Question: {question}
-
-Answer:
-{answer}
-
-Split the answer into short, self-contained factual claims: each one sentence that can be checked on
-its own (replace pronouns by what they refer to). Leave out opinions and filler.
+    4,
+    """split the answer into short, self-contained factual claims: each one sentence that can be checked
+on its own (replace pronouns by what they refer to). Leave out opinions and filler. Take the claims from
+the answer only, not from the retrieved texts.
 Reply with JSON only: {{"claims": ["<claim>", "<claim>"]}}""",
+    reads=("answer",),
     max_tokens=600,
     follow_up=FACTUALITY_VERIFY,
 )
 
-GROUNDEDNESS = Prompt(
+GROUNDEDNESS = layered(
     "groundedness",
-    1,
-    "You judge whether an answer is grounded in source texts. You reply in JSON.",
-    """Question: {question}
-
-Answer:
-{answer}
-
-Sources:
-{contexts}
-
-Score from 0 to 10 how much of the answer is backed by the sources:
-10 = every statement of the answer is stated or directly implied by the sources
-5 = about half of it is backed; the rest is not in the sources
-0 = nothing in the answer is backed by the sources, or it contradicts them
+    2,
+    """judge whether the answer is grounded in the retrieved texts. Score from 0 to 10 how much of the
+answer is backed by the texts:
+10 = every statement of the answer is stated or directly implied by the texts
+5 = about half of it is backed; the rest is not in the texts
+0 = nothing in the answer is backed by the texts, or it contradicts them
 First give your reasoning, then the score.
 """
     + _SCORE_0_10,
+    reads=("answer",),
 )
 
-RELEVANCE = Prompt(
+RELEVANCE = layered(
     "relevance",
-    1,
-    "You judge whether an answer addresses the question asked. You reply in JSON.",
-    """Question: {question}
-
-Answer:
-{answer}
-
-Score from 0 to 10 how directly the answer addresses the question (not whether it is true):
+    2,
+    """judge whether the answer addresses the question asked. Ignore the retrieved texts: they are not
+part of this task. Score from 0 to 10 how directly the answer addresses the question (not whether it is
+true):
 10 = it answers exactly what was asked
 5 = it is on topic but answers only part of it, or mostly something else
 0 = it is off topic, empty, or refuses
 First give your reasoning, then the score.
 """
     + _SCORE_0_10,
+    reads=("answer",),
 )
 
-ANSWER_CORRECTNESS = Prompt(
+ANSWER_CORRECTNESS = layered(
     "answer_correctness",
-    1,
-    "You compare an answer with a reference answer by meaning, not wording. You reply in JSON.",
-    """Question: {question}
-
-Reference answer:
-{ground_truth}
-
-Answer to grade:
-{answer}
-
-List the points where the answer disagrees with the reference, and the information of the reference
-that the answer misses. Then score from 0 to 10 how correct the answer is:
+    2,
+    """compare the answer with the reference answer by meaning, not wording. Ignore the retrieved texts:
+they are not part of this task. List the points where the answer disagrees with the reference, and the
+information of the reference that the answer misses. Then score from 0 to 10 how correct the answer is:
 10 = same meaning as the reference (wording may differ)
 5 = partly correct: some key facts right, some wrong or missing
 0 = wrong, or does not answer
 Reply with JSON only:
 {{"reasoning": "<one or two sentences>", "disagreements": ["<point>"], "missing": ["<point>"], "score": <number 0-10>}}""",
+    reads=("answer", "reference"),
 )
 
-COHERENCE = Prompt(
+COHERENCE = layered(
     "coherence",
-    1,
-    "You judge how coherent a written answer is. You reply in JSON.",
-    """Question: {question}
-
-Answer:
-{answer}
-
-Score from 0 to 10 the coherence of the answer: is it logically consistent, well organised, and does
-each sentence follow from the one before? (Do not judge whether it is true.)
+    2,
+    """judge how coherent the answer is as a piece of writing. Ignore the retrieved texts: they are not
+part of this task. Score from 0 to 10 the coherence of the answer: is it logically consistent, well
+organised, and does each sentence follow from the one before? (Do not judge whether it is true.)
 10 = clear, consistent and well organised
 5 = understandable but disorganised, repetitive, or with a contradiction
 0 = incoherent
 First give your reasoning, then the score.
 """
     + _SCORE_0_10,
+    reads=("answer",),
 )
 
-COMPLETENESS = Prompt(
+COMPLETENESS = layered(
     "completeness",
-    1,
-    "You judge whether an answer covers everything the question asks. You reply in JSON.",
-    """Question: {question}
-
-Answer:
-{answer}
-{reference}
-List the parts of the question (and key points of the reference answer, if given) that the answer
-leaves out. Then score from 0 to 10 how completely the answer covers them:
+    2,
+    """judge whether the answer covers everything the question asks. Ignore the retrieved texts: they are
+not part of this task. List the parts of the question (and key points of the reference answer, if one is
+given) that the answer leaves out. Then score from 0 to 10 how completely the answer covers them:
 10 = covers every part
 5 = covers about half
 0 = covers nothing
 Reply with JSON only:
 {{"reasoning": "<one or two sentences>", "missing": ["<part>"], "score": <number 0-10>}}""",
+    reads=("answer", "reference"),
 )
 
-CITATION_ACCURACY = Prompt(
+CITATION_ACCURACY = layered(
     "citation_accuracy",
-    1,
-    "You check whether cited sources support the sentences that cite them. You reply in JSON.",
-    """Sources:
-{contexts}
+    2,
+    """check whether cited texts support the sentences of the answer that cite them; [n] in the answer
+cites retrieved text [n].
 
-Citations to check (a sentence of an answer and the source number it cites):
+Citations to check (a sentence of the answer and the text number it cites):
 {citations}
 
 Sentences without a citation:
 {uncited}
 
-For each citation, say whether the cited source supports the sentence (true or false).
+For each citation, say whether the cited text supports the sentence (true or false).
 Then list the ids of the sentences without a citation that state a fact which would need a source.
 Reply with JSON only:
 {{"citations": [{{"id": "C1", "reasoning": "<short>", "supported": true}}], "uncited_claims": ["U1"]}}""",
+    reads=("answer",),
     max_tokens=1200,
 )
 
@@ -308,3 +344,29 @@ wrong one, does not decline.
 Reply with JSON only: {{"reasoning": "<one sentence>", "abstained": <1 if it declines, 0 if it answers>}}""",
     max_tokens=200,
 )
+
+# The per-query judges' prompts in the shared layout, by name (factuality's batched check as
+# "factuality_verify"): every one starts with the same prefix for one query.
+PROMPTS_IN_LAYOUT: dict[str, Prompt] = {
+    "retrieval_grade": RETRIEVAL_GRADE,
+    "factuality": FACTUALITY,
+    "factuality_verify": FACTUALITY_VERIFY,
+    "groundedness": GROUNDEDNESS,
+    "relevance": RELEVANCE,
+    "answer_correctness": ANSWER_CORRECTNESS,
+    "coherence": COHERENCE,
+    "completeness": COMPLETENESS,
+    "citation_accuracy": CITATION_ACCURACY,
+}
+
+
+def layout_name(user: str) -> str | None:
+    """Which prompt of PROMPTS_IN_LAYOUT a request's user text was filled from (by the first line of its
+    task), or None: for scripted servers that answer each judge in its own way."""
+    task = task_of(user)
+    if not task:
+        return None
+    for name, prompt in PROMPTS_IN_LAYOUT.items():
+        if task.startswith(task_of(prompt.user).split("\n", 1)[0]):
+            return name
+    return None

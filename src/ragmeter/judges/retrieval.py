@@ -10,8 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import ragmeter.judges.prompts as P
-from ragmeter.judges.core import numbered
-from ragmeter.judges.judge import Judge, JudgeInput
+from ragmeter.judges.judge import Judge, JudgeInput, layout_values
 from ragmeter.judges.scales import GRADE_1_10
 from ragmeter.llm.base import LLMClient
 from ragmeter.models import MetricResult
@@ -46,14 +45,6 @@ def _known(inp: JudgeInput, grade: float | None) -> dict[str, Any]:
     }
 
 
-def _values(inp: JudgeInput, flags: list[str]) -> dict[str, str]:
-    return {
-        "question": inp.question,
-        "expected_answer": inp.ground_truth or "(not given: judge by the question alone)",
-        "chunks": numbered(inp.contexts, flags, what="chunk"),
-    }
-
-
 def _nothing_retrieved(judge: Judge, inp: JudgeInput) -> MetricResult | None:
     """Nothing retrieved is, on the scale's own terms, "unrelated": grade 1 with no model call."""
     if inp.contexts:
@@ -70,7 +61,7 @@ RETRIEVAL_GRADE = Judge(
     "retrieval_grade",
     P.RETRIEVAL_GRADE,
     GRADE_1_10,
-    _values,
+    layout_values,
     needs=(),
     known=_known,
     shortcut=_nothing_retrieved,

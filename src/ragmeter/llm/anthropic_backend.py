@@ -10,6 +10,7 @@ import os
 from typing import Any
 
 from ragmeter.errors import InputError, MissingExtraError
+from ragmeter.llm import prefix
 from ragmeter.llm.openai_backend import SDKBackend
 from ragmeter.llm.types import PermanentError, RawReply, TokenUsage
 
@@ -45,13 +46,27 @@ class AnthropicClient(SDKBackend):
         system = "\n\n".join(m["content"] for m in messages if m.get("role") == "system")
         if json:
             system = f"{system}\n\n{_JSON_HINT}".strip()
-        turns = [{"role": m["role"], "content": m["content"]} for m in messages if m.get("role") != "system"]
+        turns: list[dict[str, Any]] = [
+            {"role": m["role"], "content": m["content"]} for m in messages if m.get("role") != "system"
+        ]
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": turns,
             "max_tokens": max_tokens,
             "timeout": timeout,
         }
+        split = prefix.split_user(turns[0]["content"]) if turns and turns[0]["role"] == "user" else None
+        if split is not None:
+            # The query's shared prefix (the judges' layout): cached by the API for the calls that follow,
+            # the system text with it (a cache breakpoint covers everything before it).
+            head, rest = split
+            turns[0] = {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": head, "cache_control": {"type": "ephemeral"}},
+                    {"type": "text", "text": rest},
+                ],
+            }
         if system:
             kwargs["system"] = system
         client = self._client()
@@ -66,6 +81,17 @@ class AnthropicClient(SDKBackend):
         )
         if getattr(resp, "stop_reason", None) == "refusal":
             raise PermanentError("the model refused to answer")
-        usage = resp.usage
-        tokens = TokenUsage(int(usage.input_tokens or 0), int(usage.output_tokens or 0))
+        tokens = _usage(resp.usage)
         return RawReply(text, tokens, getattr(resp, "stop_reason", None))
+
+
+def _usage(usage: Any) -> TokenUsage:
+    """Anthropic's `input_tokens` leaves out the prompt tokens read from and written to the prompt cache
+    (`cache_read_input_tokens`, `cache_creation_input_tokens`): ragmeter's prompt tokens count all three."""
+
+    def count(name: str) -> int:
+        value = getattr(usage, name, None)
+        return int(value) if isinstance(value, int) and value > 0 else 0
+
+    read, write = count("cache_read_input_tokens"), count("cache_creation_input_tokens")
+    return TokenUsage(count("input_tokens") + read + write, count("output_tokens"), read, write)

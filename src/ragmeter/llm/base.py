@@ -130,7 +130,14 @@ class LLMClient:
         return {}
 
     def _cost(self, usage: TokenUsage) -> float | None:
-        return estimate_cost(self.model, usage.prompt_tokens, usage.completion_tokens, self._prices)
+        return estimate_cost(
+            self.model,
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            self._prices,
+            cache_read_tokens=usage.cache_read_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
+        )
 
     async def _before_call(self) -> None:
         """Hook run before each request (the local backend starts its server here)."""
@@ -312,7 +319,9 @@ class LLMClient:
         if ledger is None:
             return await self._send(messages, json=json, max_tokens=limit, timeout=self.timeout, **sampling)
         role = spend.current_role()
-        worst = self._cost(TokenUsage(spend.estimate_input_tokens(messages), limit))
+        estimate = spend.estimate_input_tokens(messages)
+        # The worst case prices every prompt token as a cache write (Anthropic: 1.25x the input price).
+        worst = self._cost(TokenUsage(estimate, limit, 0, estimate))
         await ledger.reserve(role, worst, self.model)
         assert worst is not None  # reserve refuses an unpriced model
         charged = worst

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import MissingExtraError, RagmeterError
+from ragmeter.llm import prefix
 from ragmeter.llm.openai_backend import OpenAIClient
 from ragmeter.llm.types import LLMError
 from ragmeter.paths import cache_dir
@@ -283,6 +284,15 @@ class LocalClient(OpenAIClient):
 
     def _cost(self, usage: Any) -> float | None:
         return 0.0
+
+    def _extra_body(self) -> dict[str, Any]:
+        """llama.cpp: keep the prompt's KV cache, and send calls that share a prefix (one query's judges)
+        to one slot, so that each reuses the prefix computed by the one before instead of recomputing it."""
+        body: dict[str, Any] = {"cache_prompt": True}
+        slot = prefix.slot_of(self.parallel)
+        if slot is not None:
+            body["id_slot"] = slot
+        return body
 
     async def start(self) -> str:
         """Assemble the model and start the server if needed; returns its base URL. Idempotent."""

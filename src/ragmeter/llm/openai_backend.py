@@ -83,6 +83,10 @@ class OpenAIClient(SDKBackend):
         if not compatible and _NO_TEMPERATURE.match(model):
             self.temperature = None
 
+    def _extra_body(self) -> dict[str, Any]:
+        """Server-specific fields of a request (the local backend: its llama.cpp slot)."""
+        return {}
+
     def _client(self) -> Any:
         if self._sdk is None:
             try:
@@ -114,6 +118,7 @@ class OpenAIClient(SDKBackend):
         kwargs.update(extra)  # sampling: frequency_penalty, only when a prompt or the client sets it
         if self.logprobs:
             kwargs["logprobs"] = True
+        kwargs.update(self._extra_body())
         want_json = json and self._json_mode_ok
         if want_json:
             kwargs["response_format"] = {"type": "json_object"}
@@ -159,8 +164,7 @@ def _reply(body: Any) -> RawReply:
     message = choice.get("message") or {}
     if message.get("refusal"):
         raise PermanentError(f"the model refused: {message['refusal']}")
-    usage = body.get("usage") or {}
-    tokens = TokenUsage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+    tokens = _usage(body)
     content = message.get("content")
     text = content if isinstance(content, str) else ""
     return RawReply(text, tokens, choice.get("finish_reason"), _logprobs(choice.get("logprobs")))
@@ -181,6 +185,27 @@ def _logprobs(raw: Any) -> TokenLogprobs | None:
             return None
         out.append((item["token"], float(lp)))
     return tuple(out)
+
+
+def _int(value: Any) -> int:
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def _usage(body: dict[str, Any]) -> TokenUsage:
+    """Tokens of a reply; the prompt tokens read from the server's prompt cache from OpenAI's
+    `usage.prompt_tokens_details.cached_tokens`, else llama.cpp's `timings.cache_n`."""
+    raw = body.get("usage")
+    usage: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    prompt = _int(usage.get("prompt_tokens"))
+    details = usage.get("prompt_tokens_details")
+    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
+    timings = body.get("timings")
+    if not cached and isinstance(timings, dict):
+        cached = _int(timings.get("cache_n"))
+    return TokenUsage(prompt, _int(usage.get("completion_tokens")), min(cached, prompt) if prompt else cached)
 
 
 def _message(exc: Any) -> str:

@@ -44,6 +44,29 @@ PRICES: dict[str, tuple[float, float]] = {
 }
 
 
+# Prompt tokens read from / written to a provider's prompt cache, as multiples of the model's input price
+# (matched like PRICES: exact name, else the longest key the name starts with). OpenAI bills cached reads at
+# a discount and writes at the plain price; Anthropic bills reads at 0.1x and 5-minute cache writes at 1.25x.
+# A model with no entry pays the full input price for both (the cost is then an upper bound, never low).
+CACHE_RATES: dict[str, tuple[float, float]] = {
+    "gpt-4o": (0.5, 1.0),
+    "gpt-4.1": (0.25, 1.0),
+    "gpt-5": (0.1, 1.0),
+    "o4-mini": (0.25, 1.0),
+    "o3-mini": (0.5, 1.0),
+    "o3": (0.25, 1.0),
+    "claude-": (0.1, 1.25),
+    "local:": (0.0, 0.0),
+}
+FULL_PRICE = (1.0, 1.0)
+
+
+def cache_rates(model: str) -> tuple[float, float]:
+    """(cache read, cache write) price of `model` as multiples of its input price."""
+    key = _match(model, CACHE_RATES)
+    return FULL_PRICE if key is None else CACHE_RATES[key]
+
+
 PRICES_ENV = "RAGMETER_LLM_PRICES"
 
 
@@ -132,11 +155,19 @@ def estimate_cost(
     prompt_tokens: int,
     completion_tokens: int,
     overrides: Mapping[str, tuple[float, float]] | None = None,
+    *,
+    cache_read_tokens: int = 0,
+    cache_write_tokens: int = 0,
 ) -> float | None:
+    """USD of one call: full-price prompt tokens, cache reads and writes at their rates (CACHE_RATES),
+    completion tokens; None when no price is known."""
     price = price_of(model, overrides)
     if price is None:
         return None
-    return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
+    read_rate, write_rate = cache_rates(model)
+    full = max(0, prompt_tokens - cache_read_tokens - cache_write_tokens)
+    prompt_cost = price[0] * (full + cache_read_tokens * read_rate + cache_write_tokens * write_rate)
+    return (prompt_cost + completion_tokens * price[1]) / 1_000_000
 
 
 def price_table() -> dict[str, object]:

@@ -34,6 +34,10 @@ class Step:
     finish_reason: str = "stop"  # "length": the reply ran to its token limit
     # (token, logprob) of each reply token, sent when the request asks for `logprobs` (OpenAI only)
     logprobs: list[tuple[str, float]] | None = None
+    # Of prompt_tokens, those the server says it read from / wrote to its prompt cache (OpenAI reports reads
+    # in usage.prompt_tokens_details.cached_tokens; Anthropic both, outside its input_tokens).
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
 @dataclass
@@ -49,9 +53,10 @@ class ScriptedRequest:
 
     @property
     def messages(self) -> list[dict[str, Any]]:
-        msgs = list(self.body.get("messages", []))
+        """The messages, each content as one string (Anthropic's content blocks joined)."""
+        msgs = [{**m, "content": _text(m.get("content"))} for m in self.body.get("messages", [])]
         if self.api == "anthropic" and self.body.get("system"):
-            msgs.insert(0, {"role": "system", "content": self.body["system"]})
+            msgs.insert(0, {"role": "system", "content": _text(self.body["system"])})
         return msgs
 
     @property
@@ -66,6 +71,13 @@ class ScriptedRequest:
     @property
     def is_reask(self) -> bool:
         return any(m.get("role") == "assistant" for m in self.messages)
+
+
+def _text(content: Any) -> str:
+    """A message content as text: a string as is, a list of content blocks ({"type": "text", ...}) joined."""
+    if isinstance(content, list):
+        return "".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return "" if content is None else str(content)
 
 
 Responder = Callable[[ScriptedRequest], Step]
@@ -186,6 +198,8 @@ class ScriptedServer:
                 "total_tokens": step.prompt_tokens + step.completion_tokens,
             },
         }
+        if step.cache_read_tokens:
+            payload["usage"]["prompt_tokens_details"] = {"cached_tokens": step.cache_read_tokens}
         return self._web.json_response(payload, headers=step.headers)
 
     async def _anthropic(self, request: Any) -> Any:
@@ -203,7 +217,12 @@ class ScriptedServer:
             "content": [{"type": "text", "text": step.text or ""}],
             "stop_reason": "end_turn",
             "stop_sequence": None,
-            "usage": {"input_tokens": step.prompt_tokens, "output_tokens": step.completion_tokens},
+            "usage": {
+                "input_tokens": max(0, step.prompt_tokens - step.cache_read_tokens - step.cache_write_tokens),
+                "output_tokens": step.completion_tokens,
+                "cache_read_input_tokens": step.cache_read_tokens,
+                "cache_creation_input_tokens": step.cache_write_tokens,
+            },
         }
         return self._web.json_response(payload, headers=step.headers)
 

@@ -42,8 +42,14 @@ TokenLogprobs = tuple[tuple[str, float], ...]
 
 @dataclass(frozen=True)
 class TokenUsage:
+    """Tokens of one call. `prompt_tokens` counts every prompt token; of them, `cache_read_tokens` were read
+    from the server's prompt cache and `cache_write_tokens` written to it (billed at their own rates:
+    ragmeter.llm.pricing.CACHE_RATES); the rest are full-price input."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:

@@ -30,6 +30,13 @@ class UsageLine(BaseModel):
     failed_calls: int = Field(0, description="calls that failed for good (after their retries)")
     input_tokens: int = Field(0, description="prompt tokens of the requests sent (cached calls: 0)")
     output_tokens: int = Field(0, description="completion tokens of the requests sent (cached calls: 0)")
+    cache_read_tokens: int = Field(
+        0,
+        description="of input_tokens, those the server read from its prompt cache (billed at its cache rate)",
+    )
+    cache_write_tokens: int = Field(
+        0, description="of input_tokens, those the server wrote to its prompt cache (Anthropic: 1.25x)"
+    )
     cost_usd: float | None = Field(0.0, description="estimated from the price table; None when unknown")
     cost_note: str | None = Field(None, description="why cost_usd is None")
 
@@ -87,6 +94,8 @@ def merge(lines: Iterable[UsageLine]) -> UsageLine:
         out.failed_calls += line.failed_calls
         out.input_tokens += line.input_tokens
         out.output_tokens += line.output_tokens
+        out.cache_read_tokens += line.cache_read_tokens
+        out.cache_write_tokens += line.cache_write_tokens
         if line.cost_usd is None:
             cost = None
             if line.cost_note:
@@ -133,6 +142,8 @@ class _Tally:
     failed_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
     cost_usd: float = 0.0
     unpriced_calls: int = 0
 
@@ -143,6 +154,8 @@ class _Tally:
             return
         self.input_tokens += resp.usage.prompt_tokens
         self.output_tokens += resp.usage.completion_tokens
+        self.cache_read_tokens += resp.usage.cache_read_tokens
+        self.cache_write_tokens += resp.usage.cache_write_tokens
         if resp.cost_usd is None:
             self.unpriced_calls += 1
         else:
@@ -160,6 +173,8 @@ class _Tally:
             "failed_calls": self.failed_calls,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
             "cost_usd": None if unknown else round(self.cost_usd, 8),
             "cost_note": note if unknown else None,
         }
@@ -206,6 +221,17 @@ def format_cost(line: Mapping[str, Any]) -> str:
     return "unknown" if cost is None else f"${float(cost):.4f}"
 
 
+def prompt_cache_share(line: Mapping[str, Any]) -> str:
+    """', 62% of input tokens read from the server's prompt cache (10 written)', or '' when the server
+    reported no prompt caching (not ragmeter's own reply cache: that is `cached_calls`)."""
+    read, written = int(line.get("cache_read_tokens") or 0), int(line.get("cache_write_tokens") or 0)
+    total = int(line.get("input_tokens") or 0)
+    if not (read or written) or not total:
+        return ""
+    share = f", {100 * read / total:.0f}% of input tokens read from the server's prompt cache"
+    return share + (f" ({written} written)" if written else "")
+
+
 def describe_usage(usage: Mapping[str, Any] | None) -> list[str]:
     """A run's usage block (`EvalRunResult.usage`) as lines for people: each role's calls, tokens and
     cost, then the total when there are two roles, then why a cost is unknown. Empty without LLM calls."""
@@ -219,7 +245,7 @@ def describe_usage(usage: Mapping[str, Any] | None) -> list[str]:
         out.append(
             f"{role}: {line.get('calls', 0)} calls ({line.get('cached_calls', 0)} cached, "
             f"{line.get('failed_calls', 0)} failed), {line.get('input_tokens', 0)} input + "
-            f"{line.get('output_tokens', 0)} output tokens, cost {format_cost(line)}"
+            f"{line.get('output_tokens', 0)} output tokens{prompt_cache_share(line)}, cost {format_cost(line)}"
         )
     note = (usage.get("total") or {}).get("cost_note")
     if note:
