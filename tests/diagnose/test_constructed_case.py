@@ -130,8 +130,9 @@ class Counted:
             n = int(re.search(r"exactly (\d+) verdicts", user).group(1))  # type: ignore[union-attr]
             ok = bool(_golds(reference) & _golds(claims))
             return Step(text=json.dumps({"verdicts": ["Entailment" if ok else "Neutral"] * n}))
-        reference = user.split("Reference answer:", 1)[1].split("Answer to grade:", 1)[0].strip()
-        answer = user.split("Answer to grade:", 1)[1].split("List the points", 1)[0]
+        # answer_correctness in the shared judge layout: "Answer to judge:", then "Reference answer (...):"
+        answer = user.split("Answer to judge:\n", 1)[1].split("\n\nReference answer", 1)[0]
+        reference = user.split("Reference answer", 1)[1].split(":\n", 1)[1].split("\n\nTask: ", 1)[0].strip()
         score = 10 if reference in answer else 0 if "do not know" in answer else 2
         return Step(text=json.dumps({"reasoning": "compared", "score": score}))
 

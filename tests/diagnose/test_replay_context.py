@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from diagnose_fakes import CONTEXT_K, ScriptedSystem, dataset, judge_responder
 
+from ragmeter.judges.prompts import layout_name
 from ragmeter.llm.scripted import ScriptedRequest, Step
 from ragmeter.models import EvalConfig, EvalDataset, EvalQuery, MetricResult, QueryEvalResult, RetrievedDoc
 from ragmeter.runner import arun_evaluation, run_evaluation
@@ -127,7 +128,7 @@ def test_the_oracle_passage_is_the_window_that_holds_the_answer() -> None:
 
 def grading_responder(req: ScriptedRequest) -> Step:
     """The fakes' judge, plus a retrieval grade that would differ if judged on the oracle contexts."""
-    if "grade how well retrieved text chunks" in req.system:
+    if layout_name(req.user) == "retrieval_grade":
         return Step(text=json.dumps({"reasoning": "r", "grade": 9 if "SUPPORTS" in req.user else 2}))
     return judge_responder(req)
 
@@ -170,7 +171,7 @@ async def test_a_replay_copies_the_parents_retrieval_grade_instead_of_judging_it
         )
         replays = {k: store.get_run(v) for k, v in out["replays"].items()}
     await llm.aclose()
-    asked = [r for r in srv.requests[before:] if "grade how well retrieved text chunks" in r.system]
+    asked = [r for r in srv.requests[before:] if layout_name(r.user) == "retrieval_grade"]
     assert not asked  # the retrieval grade was not judged again
     assert "retrieval_grade" in out["copied"]
     for replay in replays.values():

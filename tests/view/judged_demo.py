@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,10 @@ def responder(req: Any, salt: str = "") -> Any:
     text = " ".join(str(m.get("content", "")) for m in req.messages)
     user = req.user
     h = _h(salt + user.split("\n\n")[0])
-    if "split texts into factual claims" in text or '"claims"' in text:
+    from ragmeter.judges.prompts import layout_name
+
+    name = layout_name(user)  # the default judges share one prompt layout; RAGChecker's keep their own
+    if name == "factuality" or "split texts into factual claims" in text:
         return Step(
             text=json.dumps({"claims": ["The passage names the system.", "It is an evaluation tool."]})
         )
@@ -33,10 +37,18 @@ def responder(req: Any, salt: str = "") -> Any:
         return Step(
             text=json.dumps({"verdicts": ["Entailment" if (h >> i) & 1 else "Neutral" for i in range(n)]})
         )
-    if "check one claim" in text:
-        verdict = "SUPPORTED" if h % 3 else "NOT_SUPPORTED"
-        return Step(text=json.dumps({"reasoning": "The sources state it.", "verdict": verdict}))
-    if "reference answer by meaning" in text:
+    if name == "factuality_verify":
+        n = int(re.search(r"\((\d+) entries\)", user).group(1))  # type: ignore[union-attr]
+        verdicts = [
+            {
+                "claim": i + 1,
+                "reasoning": "The sources state it.",
+                "verdict": "SUPPORTED" if (h >> i) % 3 else "NOT_SUPPORTED",
+            }
+            for i in range(n)
+        ]
+        return Step(text=json.dumps({"verdicts": verdicts}))
+    if name == "answer_correctness":
         if h % 8 == 0:
             return Step(status=400, text="bad request")
         score = h % 11
@@ -50,7 +62,7 @@ def responder(req: Any, salt: str = "") -> Any:
                 }
             )
         )
-    if "grade how well retrieved" in text:
+    if name == "retrieval_grade":
         grade = 1 + h % 10
         return Step(
             text=json.dumps({"reasoning": f"Chunk 1 covers {grade * 10}% of the question.", "grade": grade})
