@@ -331,3 +331,15 @@ def test_the_circle_finder_sees_a_function_local_circle(
     modules = {**MODULES, "ragmeter.stats.resample": a}  # resample importing paired, paired resample
     monkeypatch.setitem(globals(), "MODULES", modules)
     assert ["ragmeter.stats.paired", "ragmeter.stats.resample"] in import_circles()
+
+
+def test_the_viewer_reads_no_run_layer_code() -> None:
+    """The viewer reads datasets (their hash, their resolution by name) from datasets/, not through run/."""
+    found = [
+        f"{module} imports {imported}"
+        for module, path in MODULES.items()
+        if module.startswith("ragmeter.view")
+        for _, imported in imports_of(module, path)
+        if imported == "ragmeter.run" or imported.startswith("ragmeter.run.")
+    ]
+    assert not found, "\n".join(found)

@@ -205,8 +205,8 @@ def compare_command(
 
 def _clusters(store: Any, runs: list[EvalRunResult], field: str) -> dict[str, Any]:
     """{query_id: metadata[field]} from the first run's dataset, for every compared query."""
+    from ragmeter.datasets.resolve import resolve_dataset
     from ragmeter.experiments.effects import query_clusters
-    from ragmeter.run.systems import resolve_dataset
 
     first = runs[0]
     data = resolve_dataset(first.config.dataset, seed=first.config.seed, store=store)

@@ -8,12 +8,12 @@ one InputError naming the flag, file or field, and leaves no run row.
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ragmeter.datasets.resolve import dataset_hash as dataset_hash  # its home; this name kept
 from ragmeter.errors import InputError
 from ragmeter.models import EvalConfig, EvalDataset, EvalQuery, EvalRunResult
 from ragmeter.records import CONTEXT_K, DatasetRef, RunRecord, llm_ref
@@ -36,12 +36,6 @@ class Prepared:
     plan: MetricPlan
     system: Any = None  # an in-process system (else the record's is built by the executor)
     resumed: EvalRunResult | None = None  # the stored header of the run being resumed
-
-
-def dataset_hash(dataset: EvalDataset) -> str:
-    digest = hashlib.sha256()
-    digest.update(dataset.model_dump_json(exclude={"description", "metadata"}).encode())
-    return "sha256:" + digest.hexdigest()
 
 
 def sample_queries(dataset: EvalDataset, limit: int | None, seed: int) -> list[EvalQuery]:
@@ -86,7 +80,7 @@ def validate(
     if isinstance(dataset, EvalDataset):
         data = dataset
     else:
-        from ragmeter.run.rebuild import resolve_dataset
+        from ragmeter.datasets.resolve import resolve_dataset
 
         data = resolve_dataset(dataset or config.dataset, seed=config.seed, store=store)
         if dataset and dataset != config.dataset:
