@@ -1,6 +1,6 @@
 """The run record: everything that rebuilds a run, persisted with it (no secrets). A boundary record like
 those of models.py: it names a system and never imports one (building a reference from a live object is
-ragmeter.run.record.system_ref; rebuilding from the record is ragmeter.run.rebuild).
+ragmeter.run.refs.system_ref; rebuilding from the record is ragmeter.run.rebuild).
 
 Resume and rescore start from it: the system reference with all of its options (or the fingerprint of an
 in-process object), the dataset and its hash, metrics, cut-offs, seed, the judge and generator specs with

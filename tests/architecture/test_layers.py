@@ -86,7 +86,13 @@ ONLY: dict[str, set[str]] = {
 
 # Deprecated locations kept so that old imports still work: each warns and names its replacement, and defines
 # nothing of its own (checked below). They look their new home up by name when an old name is used, so no package imports upward.
+# A value of "*" means the shim's `_MOVED` maps each old name to its own new module.
 SHIMS: dict[str, str] = {
+    "ragmeter.runner": "*",
+    "ragmeter.run.record": "*",
+    "ragmeter.run.meter": "*",
+    "ragmeter.run.systems": "*",
+    "ragmeter.systems.chunking": "*",
     "ragmeter.score.rescore": "ragmeter.run.rescore",
     "ragmeter.distributed.executor": "ragmeter.run.ray_executor",
     "ragmeter.score.ppi_mean": "ragmeter.stats.ppi",
@@ -272,12 +278,37 @@ def test_shims_only_forward_with_a_deprecation(shim: str, target: str) -> None:
     ]
     assert defined == ["__getattr__"], f"{shim} defines more than its forwarding: {defined}"
     module = importlib.import_module(shim)
+    assert module._MOVED
     for name in module._MOVED:
+        new = module._MOVED[name] if target == "*" else target
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             value = getattr(module, name)
-        assert value is getattr(importlib.import_module(target), name)
-        assert any(issubclass(w.category, DeprecationWarning) and target in str(w.message) for w in caught)
+        assert value is getattr(importlib.import_module(new), name)
+        assert any(
+            issubclass(w.category, DeprecationWarning) and f"{new}.{name}" in str(w.message) for w in caught
+        )
+    with pytest.raises(AttributeError):
+        module.not_a_moved_name  # noqa: B018
+
+
+def test_nothing_in_src_or_docs_uses_a_deprecated_path() -> None:
+    """No module imports a forwarder, and no code example in docs/ does (docs may name one as deprecated)."""
+    import re
+
+    found = [
+        f"{module} imports {imported}"
+        for module, path in MODULES.items()
+        for _, imported in imports_of(module, path)
+        if imported in SHIMS and imported != module
+    ]
+    root = SRC.parent.parent
+    in_code = re.compile(r"\b(?:from|import)\s+(" + "|".join(re.escape(s) for s in SHIMS) + r")\b(?!\.)")
+    for path in sorted((root / "docs").rglob("*.md")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if in_code.search(line):
+                found.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
+    assert not found, "old paths still used:\n" + "\n".join(found)
 
 
 def import_circles() -> list[list[str]]:

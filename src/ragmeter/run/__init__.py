@@ -13,7 +13,8 @@ from ragmeter._lazy import by_module, lazy_getattr
 
 _LAZY = by_module(
     {
-        "ragmeter.run.record": ("RunRecord", "SystemRef", "object_fingerprint"),
+        "ragmeter.records": ("RunRecord", "SystemRef", "object_fingerprint"),
+        "ragmeter.run.refs": ("system_ref",),
         "ragmeter.run.prepare": ("validate", "Prepared", "sample_queries"),
         "ragmeter.datasets.resolve": ("dataset_hash", "resolve_dataset"),  # their home; names kept here
         "ragmeter.run.api": (

@@ -17,7 +17,7 @@ from ragmeter.datasets.resolve import dataset_hash as dataset_hash  # its home; 
 from ragmeter.errors import InputError
 from ragmeter.models import EvalConfig, EvalDataset, EvalQuery, EvalRunResult
 from ragmeter.records import CONTEXT_K, DatasetRef, RunRecord, llm_ref
-from ragmeter.run.record import system_ref
+from ragmeter.run.refs import system_ref
 from ragmeter.run.sequential import sequential_spec
 from ragmeter.score.classes import parse_rule
 from ragmeter.score.plan import MetricPlan, plan_metrics
