@@ -109,6 +109,8 @@ class RunRecord(BaseModel):
     judge: LLMRef | None = None
     generator: LLMRef | None = None
     concurrency: int
+    # Queries per `retrieve_batch` call (EvalConfig.batch_size); runs recorded before it batched by 64.
+    batch_size: int = 64
     cache: bool = False
     executor: str = "local"
     # Judge repeats (`run --repeat N`): each judged query is judged `repeat` times, repeat r at

@@ -203,6 +203,7 @@ def _new_record(
         if config.evaluate_generation
         else None,
         concurrency=config.concurrency,
+        batch_size=config.batch_size,
         cache=config.cache,
         executor=config.executor,
         **_repeat_fields(config, judged),
