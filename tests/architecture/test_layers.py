@@ -17,6 +17,7 @@ nothing but its own files and errors.py; leaf helpers import no domain package.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,8 @@ PEERS: dict[str, set[str]] = {
     "ragmeter.run": {"ragmeter.distributed"},  # the Ray executor starts Ray through distributed.cluster
     "ragmeter.systems": {"ragmeter.datasets", "ragmeter.semantic", "ragmeter.ir", "ragmeter.store"},
     "ragmeter.datasets": {"ragmeter.store"},  # ingesting a corpus writes it to the store
+    # the demo nugget set is a data file beside the demo dataset's (found by package name, no code called)
+    "ragmeter.nuggets": {"ragmeter.datasets"},
     # the registry knows the IR engine's measures; the other families declare their records beside their
     # code (text/, semantic/, judges/ import the record type) and the registry loads those by name
     "ragmeter.metrics": {"ragmeter.ir"},
@@ -206,6 +209,109 @@ def layer_violations() -> list[str]:
                 rel = path.relative_to(SRC.parent.parent)
                 found.append(f"{rel}:{line}: {module} imports {imported} ({reason})")
     return found
+
+
+# Imports made by name (a module named in a string: importlib, resources, lazy export tables, forwarders'
+# tables, "module:attr" targets) follow the same layers. The one upward edge allowed, with its reason:
+BY_NAME_ALLOWED: dict[tuple[str, str], str] = {
+    # the registry sits below the families that compute metrics, and loads their records (light modules of
+    # MetricSpec tuples, no model or client) by name on first need, so `ragmeter eval` imports none of them
+    ("ragmeter.metrics.registry", "ragmeter.text.specs"): "registry loads family records by name",
+    ("ragmeter.metrics.registry", "ragmeter.semantic.specs"): "registry loads family records by name",
+    ("ragmeter.metrics.registry", "ragmeter.judges.specs"): "registry loads family records by name",
+}
+_NAMED = re.compile(r"^(ragmeter(?:\.[A-Za-z_][A-Za-z_0-9]*)+)(?::[A-Za-z_][\w.]*|[.:])?$")
+
+
+def _prefix(node: ast.AST) -> str | None:
+    """The leading text of a string expression: a constant, an f-string's first part, `"..." + x`."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr) and node.values:
+        return _prefix(node.values[0])
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _prefix(node.left)
+    return None
+
+
+def _computed_by_nodes(tree: ast.AST) -> set[int]:
+    """ids of the string expressions given as a metric record's `computed_by` (keyword, dict key, name)."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "computed_by":
+            out.add(id(node.value))
+        elif isinstance(node, ast.Dict):
+            out.update(
+                id(v)
+                for k, v in zip(node.keys, node.values, strict=True)
+                if isinstance(k, ast.Constant) and k.value == "computed_by"
+            )
+        elif isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "computed_by" for t in node.targets
+        ):
+            out.add(id(node.value))
+    return out
+
+
+def named_imports_of(module: str, path: Path) -> list[tuple[int, str, bool]]:
+    """(line, ragmeter module, is a computed_by) for every string in the file that names one of our modules
+    (exactly, as `module:attr`, or as the prefix `"ragmeter.pkg." + name`)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    computed = _computed_by_nodes(tree)
+    found: list[tuple[int, str, bool]] = []
+    for node in ast.walk(tree):
+        text = _prefix(node)
+        if text is None:
+            continue
+        hit = _NAMED.match(text)
+        partial = text.endswith((".", ":"))  # only the head of a longer string names a module so
+        if hit is None or hit.group(1) not in MODULES or (partial and isinstance(node, ast.Constant)):
+            continue
+        found.append((node.lineno, hit.group(1), id(node) in computed))
+    return found
+
+
+def test_imports_made_by_name_run_one_way() -> None:
+    problems = []
+    for module, path in MODULES.items():
+        for line, imported, computed_by in named_imports_of(module, path):
+            if computed_by or imported == module or module in SHIMS:
+                continue  # a record's computed_by is a name (next test); a forwarder names its new home
+            reason = violation(module, imported)
+            if reason and (module, imported) not in BY_NAME_ALLOWED:
+                rel = path.relative_to(SRC.parent.parent)
+                problems.append(f"{rel}:{line}: {module} names {imported} ({reason})")
+    assert not problems, "imports by name against DESIGN.md's layer order:\n" + "\n".join(problems)
+
+
+def test_a_metric_records_computed_by_is_never_imported_by_the_library() -> None:
+    """`computed_by` names what computes a metric (scoring, validity) from the registry below it; it stays
+    a name because nothing in the library resolves it (`MetricSpec.computation()` is for tests and users)."""
+    calls = [
+        f"{module}:{node.lineno}"
+        for module, path in MODULES.items()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "computation"
+    ]
+    assert not calls, calls
+
+
+def test_the_by_name_rule_sees_a_string_import(tmp_path: Path) -> None:
+    source = (
+        "import importlib\n"
+        "TARGET = 'ragmeter.run.rescore'\n"
+        "def f():\n"
+        "    return importlib.import_module(TARGET), 'ragmeter.score.classes:class_of'\n"
+    )
+    named = named_imports_of("ragmeter.metrics.x", _write(tmp_path, source))
+    assert [(m, c) for _, m, c in named] == [
+        ("ragmeter.run.rescore", False),
+        ("ragmeter.score.classes", False),
+    ]
+    assert violation("ragmeter.metrics.x", "ragmeter.run.rescore") is not None
+    assert ("ragmeter.metrics.registry", "ragmeter.judges.specs") in BY_NAME_ALLOWED
 
 
 def test_every_module_has_a_layer() -> None:
