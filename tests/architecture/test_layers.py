@@ -3,7 +3,8 @@
 Every module under src/ragmeter is parsed (not imported); every `import`/`from ... import` in it, at module
 level or inside a function, is resolved to the ragmeter module it names and checked against the layer order:
 
-    fronts (cli/, the pytest plugin) -> the package root (lazy public API) -> report/, view/ -> experiments/, diagnose/
+    fronts (cli/, the pytest plugin) -> the package root (lazy public API) -> report/, view/ -> experiments/,
+    validity/, diagnose/
     -> run/ (and its executors) -> score/ -> ir/ text/ semantic/ judges/ metrics/ systems/ datasets/ store/
     -> llm/ -> stats/ -> models.py, safety.py, errors.py (and the leaf helpers)
 
@@ -33,7 +34,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("ragmeter.cli", "ragmeter.pytest_plugin"),
     ("ragmeter",),  # the package root: the public API, re-exported lazily
     ("ragmeter.report", "ragmeter.view", "ragmeter.integrations"),
-    ("ragmeter.experiments", "ragmeter.diagnose"),
+    ("ragmeter.experiments", "ragmeter.validity", "ragmeter.diagnose"),
     ("ragmeter.run", "ragmeter.distributed"),
     ("ragmeter.score",),
     (
@@ -59,7 +60,9 @@ LAYERS: list[tuple[str, ...]] = [
 PEERS: dict[str, set[str]] = {
     # the viewer shows what the report renders; a report needs no viewer
     "ragmeter.view": {"ragmeter.report"},
-    "ragmeter.run": {"ragmeter.distributed"},  # the Ray executor starts Ray through distributed.cluster
+    "ragmeter.run": {"ragmeter.distributed"},
+    # a comparison shows agreement statistics and PPI from people's labels beside the runs it compares
+    "ragmeter.experiments": {"ragmeter.validity"},  # the Ray executor starts Ray through distributed.cluster
     "ragmeter.systems": {"ragmeter.datasets", "ragmeter.semantic", "ragmeter.ir", "ragmeter.store"},
     "ragmeter.datasets": {"ragmeter.store"},  # ingesting a corpus writes it to the store
     # the demo nugget set is a data file beside the demo dataset's (found by package name, no code called)
@@ -480,3 +483,12 @@ def test_the_viewer_reads_no_run_layer_code() -> None:
         if imported == "ragmeter.run" or imported.startswith("ragmeter.run.")
     ]
     assert not found, "\n".join(found)
+
+
+def test_the_run_commands_options_pass_through_no_experiment_module() -> None:
+    """`ragmeter run` checks its gates against the plan's own names (MetricPlan.names), not experiments/."""
+    path = MODULES["ragmeter.cli.run_options"]
+    used = [
+        m for _, m in imports_of("ragmeter.cli.run_options", path) if m.startswith("ragmeter.experiments")
+    ]
+    assert not used, used

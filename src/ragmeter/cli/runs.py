@@ -82,7 +82,7 @@ def _headline(r: EvalRunResult) -> str:
 @db_option
 def show_command(run_id: str, fmt: str, db: str | None) -> None:
     """One run: its summary, or (--format json) the whole EvalRunResult with per-query results."""
-    from ragmeter.experiments.human_labels import store_ppi
+    from ragmeter.validity.human_labels import store_ppi
 
     with open_db(db) as store:
         result = store.get_run(run_id)

@@ -24,8 +24,8 @@ from ragmeter.models import EvalQuery, EvalRunResult, MetricResult, PPIEstimate,
 from ragmeter.store.labels import Label, LabelItem, add_labels, all_labels, answer_hash
 
 if TYPE_CHECKING:
-    from ragmeter.experiments.judge_validation import ValidationReport
     from ragmeter.store.api import Store
+    from ragmeter.validity.judge_validation import ValidationReport
 
 
 def parse_grades(text: str | None) -> tuple[int, int] | None:
@@ -118,7 +118,7 @@ def validate_run(
 ) -> ValidationReport:
     """The run's stored judge values of `metric` against the store's labels of the same answers (queue and
     browse labels alike); no judge call."""
-    from ragmeter.experiments.judge_validation import build_report
+    from ragmeter.validity.judge_validation import build_report
 
     run = store.get_run(run_id)
     labels = answer_labels(store, run, run.per_query).get(metric, {})

@@ -1,0 +1,3 @@
+"""How far a judge can be trusted: agreement statistics (kappa, alpha, Kendall's tau, tau_AP), judge validation
+against people's labels, human labels (import, export, PPI), LLM-made qrels and their meta-evaluation, and the
+provenance of judged qrels. Comparisons of runs and ablation grids stay in ragmeter.experiments."""
