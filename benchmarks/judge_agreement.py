@@ -76,7 +76,7 @@ def label_sample(dataset: Any, bm25: Any, n_pairs: int, seed: int) -> list[tuple
 async def grade(
     pairs: list[tuple[str, str]], queries: dict[str, str], docs: dict[str, str], llm: Any, prompt: str
 ) -> list[Any]:
-    from ragmeter.experiments.qrels_judging import label_pairs
+    from ragmeter.validity.qrels_judging import label_pairs
 
     return await label_pairs(pairs, queries=queries, docs=docs, llm=llm, concurrency=2, prompt=prompt)
 
@@ -98,11 +98,11 @@ def main() -> None:
     args = ap.parse_args()
 
     from ragmeter.datasets.beir import load_beir
-    from ragmeter.experiments.agreement import agreement
-    from ragmeter.experiments.qrels_judging import labels_to_qrels, meta_evaluate, pool
     from ragmeter.ir import Qrels, Run
     from ragmeter.llm import from_spec
     from ragmeter.systems import build_system
+    from ragmeter.validity.agreement import agreement
+    from ragmeter.validity.qrels_judging import labels_to_qrels, meta_evaluate, pool
 
     t0 = time.perf_counter()
     dataset = load_beir(scifact_dir())

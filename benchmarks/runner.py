@@ -142,7 +142,7 @@ class ServerProcess:
 async def end_to_end(n: int, latency: float, concurrency: int, db: str) -> dict[str, float]:
     from ragmeter.judges import JUDGES
     from ragmeter.llm import from_spec
-    from ragmeter.runner import arun_evaluation
+    from ragmeter.run import arun_evaluation
     from ragmeter.systems import Pipeline
 
     server = ServerProcess(latency)
@@ -200,7 +200,7 @@ class InstantSystem:
 
 def run_overhead(n: int, db: str | None, repeats: int) -> float:
     """Median seconds of a fast run of n queries (with generation and lexical metrics, no LLM)."""
-    from ragmeter.runner import run_evaluation
+    from ragmeter.run import run_evaluation
 
     dataset = make_dataset(n)
     times = []

@@ -232,6 +232,7 @@ class EvalConfig(BaseModel):
     judge_model: str | None = None
     # LLM spec of the built-in pipeline's answer generator (None: the system's own default).
     generator_model: str | None = None
+    # Queries per `retrieve_batch` call, for a system that offers it (ragmeter.run.batching).
     batch_size: int = 16
     seed: int = 42
     system: str = "builtin"
@@ -278,7 +279,7 @@ class EvalConfig(BaseModel):
             raise ValueError(f"cut-offs must be integers >= 1, got {bad[0]}")
         return v
 
-    @field_validator("concurrency")
+    @field_validator("concurrency", "batch_size")
     @classmethod
     def _positive_concurrency(cls, v: int) -> int:
         if v < 1:

@@ -1,6 +1,6 @@
 """The run record: everything that rebuilds a run, persisted with it (no secrets). A boundary record like
 those of models.py: it names a system and never imports one (building a reference from a live object is
-ragmeter.run.record.system_ref; rebuilding from the record is ragmeter.run.rebuild).
+ragmeter.run.refs.system_ref; rebuilding from the record is ragmeter.run.rebuild).
 
 Resume and rescore start from it: the system reference with all of its options (or the fingerprint of an
 in-process object), the dataset and its hash, metrics, cut-offs, seed, the judge and generator specs with
@@ -122,6 +122,8 @@ class RunRecord(BaseModel):
     judge: LLMRef | None = None
     generator: LLMRef | None = None
     concurrency: int
+    # Queries per `retrieve_batch` call (EvalConfig.batch_size); runs recorded before it batched by 64.
+    batch_size: int = 64
     cache: bool = False
     executor: str = "local"
     # Judge repeats (`run --repeat N`): each judged query is judged `repeat` times, repeat r at

@@ -1,28 +1,33 @@
-"""Compatibility shim: the run loop moved to `ragmeter.run` (record, validation, loop, executors) and
-scoring to `ragmeter.score`. Import from there; this module only re-exports the 0.1 names."""
+"""Deprecated location (0.1 names): the run loop moved to `ragmeter.run` and scoring to `ragmeter.score`.
+The old names still resolve here for one release, with a DeprecationWarning naming the new place."""
 
 from __future__ import annotations
 
-from ragmeter.records import CONTEXT_K
-from ragmeter.run.api import RunOptions, arun_evaluation, package_versions, run_evaluation
-from ragmeter.run.config import load_config
-from ragmeter.run.prepare import dataset_hash, sample_queries
-from ragmeter.run.rebuild import resolve_dataset
-from ragmeter.score.aggregate import aggregate_metrics
-from ragmeter.score.writers import csv_path_for, write_csv, write_json
+import importlib
+import warnings
+from typing import Any
 
-__all__ = [
-    "CONTEXT_K",
-    "RunOptions",
-    "aggregate_metrics",
-    "arun_evaluation",
-    "csv_path_for",
-    "dataset_hash",
-    "load_config",
-    "package_versions",
-    "resolve_dataset",
-    "run_evaluation",
-    "sample_queries",
-    "write_csv",
-    "write_json",
-]
+# old name -> the module that holds it now (looked up by name when an old name is used)
+_MOVED: dict[str, str] = {
+    "CONTEXT_K": "ragmeter.records",
+    "RunOptions": "ragmeter.run.api",
+    "arun_evaluation": "ragmeter.run.api",
+    "package_versions": "ragmeter.run.api",
+    "run_evaluation": "ragmeter.run.api",
+    "load_config": "ragmeter.run.config",
+    "dataset_hash": "ragmeter.datasets.resolve",
+    "resolve_dataset": "ragmeter.datasets.resolve",
+    "sample_queries": "ragmeter.run.prepare",
+    "aggregate_metrics": "ragmeter.score.aggregate",
+    "csv_path_for": "ragmeter.score.writers",
+    "write_csv": "ragmeter.score.writers",
+    "write_json": "ragmeter.score.writers",
+}
+
+
+def __getattr__(name: str) -> Any:
+    target = _MOVED.get(name)
+    if target is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(f"{__name__}.{name} moved to {target}.{name}", DeprecationWarning, stacklevel=2)
+    return getattr(importlib.import_module(target), name)

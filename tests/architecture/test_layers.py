@@ -3,7 +3,8 @@
 Every module under src/ragmeter is parsed (not imported); every `import`/`from ... import` in it, at module
 level or inside a function, is resolved to the ragmeter module it names and checked against the layer order:
 
-    fronts (cli/, the pytest plugin) -> the package root (lazy public API) -> report/, view/ -> experiments/, diagnose/
+    fronts (cli/, the pytest plugin) -> the package root (lazy public API) -> report/, view/ -> experiments/,
+    validity/, diagnose/
     -> run/ (and its executors) -> score/ -> ir/ text/ semantic/ judges/ metrics/ systems/ datasets/ store/
     -> llm/ -> stats/ -> models.py, safety.py, errors.py (and the leaf helpers)
 
@@ -17,6 +18,7 @@ nothing but its own files and errors.py; leaf helpers import no domain package.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -32,7 +34,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("ragmeter.cli", "ragmeter.pytest_plugin"),
     ("ragmeter",),  # the package root: the public API, re-exported lazily
     ("ragmeter.report", "ragmeter.view", "ragmeter.integrations"),
-    ("ragmeter.experiments", "ragmeter.diagnose", "ragmeter.validity"),
+    ("ragmeter.experiments", "ragmeter.validity", "ragmeter.diagnose"),
     ("ragmeter.run", "ragmeter.distributed"),
     ("ragmeter.score",),
     (
@@ -58,9 +60,13 @@ LAYERS: list[tuple[str, ...]] = [
 PEERS: dict[str, set[str]] = {
     # the viewer shows what the report renders; a report needs no viewer
     "ragmeter.view": {"ragmeter.report"},
-    "ragmeter.run": {"ragmeter.distributed"},  # the Ray executor starts Ray through distributed.cluster
+    "ragmeter.run": {"ragmeter.distributed"},
+    # a comparison shows agreement statistics and PPI from people's labels beside the runs it compares
+    "ragmeter.experiments": {"ragmeter.validity"},  # the Ray executor starts Ray through distributed.cluster
     "ragmeter.systems": {"ragmeter.datasets", "ragmeter.semantic", "ragmeter.ir", "ragmeter.store"},
     "ragmeter.datasets": {"ragmeter.store"},  # ingesting a corpus writes it to the store
+    # the demo nugget set is a data file beside the demo dataset's (found by package name, no code called)
+    "ragmeter.nuggets": {"ragmeter.datasets"},
     # the registry knows the IR engine's measures; the other families declare their records beside their
     # code (text/, semantic/, judges/ import the record type) and the registry loads those by name
     "ragmeter.metrics": {"ragmeter.ir"},
@@ -86,7 +92,13 @@ ONLY: dict[str, set[str]] = {
 
 # Deprecated locations kept so that old imports still work: each warns and names its replacement, and defines
 # nothing of its own (checked below). They look their new home up by name when an old name is used, so no package imports upward.
+# A value of "*" means the shim's `_MOVED` maps each old name to its own new module.
 SHIMS: dict[str, str] = {
+    "ragmeter.runner": "*",
+    "ragmeter.run.record": "*",
+    "ragmeter.run.meter": "*",
+    "ragmeter.run.systems": "*",
+    "ragmeter.systems.chunking": "*",
     "ragmeter.score.rescore": "ragmeter.run.rescore",
     "ragmeter.distributed.executor": "ragmeter.run.ray_executor",
     "ragmeter.score.ppi_mean": "ragmeter.stats.ppi",
@@ -202,6 +214,109 @@ def layer_violations() -> list[str]:
     return found
 
 
+# Imports made by name (a module named in a string: importlib, resources, lazy export tables, forwarders'
+# tables, "module:attr" targets) follow the same layers. The one upward edge allowed, with its reason:
+BY_NAME_ALLOWED: dict[tuple[str, str], str] = {
+    # the registry sits below the families that compute metrics, and loads their records (light modules of
+    # MetricSpec tuples, no model or client) by name on first need, so `ragmeter eval` imports none of them
+    ("ragmeter.metrics.registry", "ragmeter.text.specs"): "registry loads family records by name",
+    ("ragmeter.metrics.registry", "ragmeter.semantic.specs"): "registry loads family records by name",
+    ("ragmeter.metrics.registry", "ragmeter.judges.specs"): "registry loads family records by name",
+}
+_NAMED = re.compile(r"^(ragmeter(?:\.[A-Za-z_][A-Za-z_0-9]*)+)(?::[A-Za-z_][\w.]*|[.:])?$")
+
+
+def _prefix(node: ast.AST) -> str | None:
+    """The leading text of a string expression: a constant, an f-string's first part, `"..." + x`."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr) and node.values:
+        return _prefix(node.values[0])
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _prefix(node.left)
+    return None
+
+
+def _computed_by_nodes(tree: ast.AST) -> set[int]:
+    """ids of the string expressions given as a metric record's `computed_by` (keyword, dict key, name)."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "computed_by":
+            out.add(id(node.value))
+        elif isinstance(node, ast.Dict):
+            out.update(
+                id(v)
+                for k, v in zip(node.keys, node.values, strict=True)
+                if isinstance(k, ast.Constant) and k.value == "computed_by"
+            )
+        elif isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "computed_by" for t in node.targets
+        ):
+            out.add(id(node.value))
+    return out
+
+
+def named_imports_of(module: str, path: Path) -> list[tuple[int, str, bool]]:
+    """(line, ragmeter module, is a computed_by) for every string in the file that names one of our modules
+    (exactly, as `module:attr`, or as the prefix `"ragmeter.pkg." + name`)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    computed = _computed_by_nodes(tree)
+    found: list[tuple[int, str, bool]] = []
+    for node in ast.walk(tree):
+        text = _prefix(node)
+        if text is None:
+            continue
+        hit = _NAMED.match(text)
+        partial = text.endswith((".", ":"))  # only the head of a longer string names a module so
+        if hit is None or hit.group(1) not in MODULES or (partial and isinstance(node, ast.Constant)):
+            continue
+        found.append((node.lineno, hit.group(1), id(node) in computed))
+    return found
+
+
+def test_imports_made_by_name_run_one_way() -> None:
+    problems = []
+    for module, path in MODULES.items():
+        for line, imported, computed_by in named_imports_of(module, path):
+            if computed_by or imported == module or module in SHIMS:
+                continue  # a record's computed_by is a name (next test); a forwarder names its new home
+            reason = violation(module, imported)
+            if reason and (module, imported) not in BY_NAME_ALLOWED:
+                rel = path.relative_to(SRC.parent.parent)
+                problems.append(f"{rel}:{line}: {module} names {imported} ({reason})")
+    assert not problems, "imports by name against DESIGN.md's layer order:\n" + "\n".join(problems)
+
+
+def test_a_metric_records_computed_by_is_never_imported_by_the_library() -> None:
+    """`computed_by` names what computes a metric (scoring, validity) from the registry below it; it stays
+    a name because nothing in the library resolves it (`MetricSpec.computation()` is for tests and users)."""
+    calls = [
+        f"{module}:{node.lineno}"
+        for module, path in MODULES.items()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "computation"
+    ]
+    assert not calls, calls
+
+
+def test_the_by_name_rule_sees_a_string_import(tmp_path: Path) -> None:
+    source = (
+        "import importlib\n"
+        "TARGET = 'ragmeter.run.rescore'\n"
+        "def f():\n"
+        "    return importlib.import_module(TARGET), 'ragmeter.score.classes:class_of'\n"
+    )
+    named = named_imports_of("ragmeter.metrics.x", _write(tmp_path, source))
+    assert [(m, c) for _, m, c in named] == [
+        ("ragmeter.run.rescore", False),
+        ("ragmeter.score.classes", False),
+    ]
+    assert violation("ragmeter.metrics.x", "ragmeter.run.rescore") is not None
+    assert ("ragmeter.metrics.registry", "ragmeter.judges.specs") in BY_NAME_ALLOWED
+
+
 def test_every_module_has_a_layer() -> None:
     for module in MODULES:
         group_of(module)
@@ -272,12 +387,37 @@ def test_shims_only_forward_with_a_deprecation(shim: str, target: str) -> None:
     ]
     assert defined == ["__getattr__"], f"{shim} defines more than its forwarding: {defined}"
     module = importlib.import_module(shim)
+    assert module._MOVED
     for name in module._MOVED:
+        new = module._MOVED[name] if target == "*" else target
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             value = getattr(module, name)
-        assert value is getattr(importlib.import_module(target), name)
-        assert any(issubclass(w.category, DeprecationWarning) and target in str(w.message) for w in caught)
+        assert value is getattr(importlib.import_module(new), name)
+        assert any(
+            issubclass(w.category, DeprecationWarning) and f"{new}.{name}" in str(w.message) for w in caught
+        )
+    with pytest.raises(AttributeError):
+        module.not_a_moved_name  # noqa: B018
+
+
+def test_nothing_in_src_or_docs_uses_a_deprecated_path() -> None:
+    """No module imports a forwarder, and no code example in docs/ does (docs may name one as deprecated)."""
+    import re
+
+    found = [
+        f"{module} imports {imported}"
+        for module, path in MODULES.items()
+        for _, imported in imports_of(module, path)
+        if imported in SHIMS and imported != module
+    ]
+    root = SRC.parent.parent
+    in_code = re.compile(r"\b(?:from|import)\s+(" + "|".join(re.escape(s) for s in SHIMS) + r")\b(?!\.)")
+    for path in sorted((root / "docs").rglob("*.md")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if in_code.search(line):
+                found.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
+    assert not found, "old paths still used:\n" + "\n".join(found)
 
 
 def import_circles() -> list[list[str]]:
@@ -331,3 +471,24 @@ def test_the_circle_finder_sees_a_function_local_circle(
     modules = {**MODULES, "ragmeter.stats.resample": a}  # resample importing paired, paired resample
     monkeypatch.setitem(globals(), "MODULES", modules)
     assert ["ragmeter.stats.paired", "ragmeter.stats.resample"] in import_circles()
+
+
+def test_the_viewer_reads_no_run_layer_code() -> None:
+    """The viewer reads datasets (their hash, their resolution by name) from datasets/, not through run/."""
+    found = [
+        f"{module} imports {imported}"
+        for module, path in MODULES.items()
+        if module.startswith("ragmeter.view")
+        for _, imported in imports_of(module, path)
+        if imported == "ragmeter.run" or imported.startswith("ragmeter.run.")
+    ]
+    assert not found, "\n".join(found)
+
+
+def test_the_run_commands_options_pass_through_no_experiment_module() -> None:
+    """`ragmeter run` checks its gates against the plan's own names (MetricPlan.names), not experiments/."""
+    path = MODULES["ragmeter.cli.run_options"]
+    used = [
+        m for _, m in imports_of("ragmeter.cli.run_options", path) if m.startswith("ragmeter.experiments")
+    ]
+    assert not used, used

@@ -44,7 +44,7 @@ def test_a_python_callable_is_not_listed_as_the_builtin_pipeline(
 ) -> None:
     from cli_fakes import system_a
 
-    from ragmeter.runner import run_evaluation
+    from ragmeter.run import run_evaluation
 
     config = EvalConfig(retrieval_top_k=[1], evaluate_generation=False)
     run_evaluation(cli_env["dataset"], system_a, config, store=cli_env["db"])

@@ -13,7 +13,7 @@ from diagnose_fakes import CONTEXT_K, ScriptedSystem, dataset, judge_responder
 from ragmeter.diagnose.attribution import adiagnose
 from ragmeter.errors import InputError
 from ragmeter.models import EvalConfig
-from ragmeter.runner import arun_evaluation
+from ragmeter.run import arun_evaluation
 
 pytest.importorskip("aiohttp")
 
@@ -83,7 +83,7 @@ async def test_oracle_context_lifts_retrieval_failures_and_parts_sum_to_the_gap(
 
 
 def test_refusals_are_one_line_exit_2_and_store_nothing(ragmeter_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from ragmeter.runner import run_evaluation
+    from ragmeter.run import run_evaluation
     from ragmeter.store import open_store
 
     db = f"sqlite:///{tmp_path / 'r.db'}"
@@ -139,7 +139,7 @@ class RetrieveOnly:
 def test_a_system_without_answer_is_refused_in_one_line_and_nothing_is_stored(
     ragmeter_cli, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
-    from ragmeter.runner import run_evaluation
+    from ragmeter.run import run_evaluation
     from ragmeter.store import open_store
 
     db = f"sqlite:///{tmp_path / 'a.db'}"

@@ -14,7 +14,7 @@ from test_classes import classified_run
 from ragmeter.diagnose import transitions
 from ragmeter.metrics.diagnosis import class_metric
 from ragmeter.models import EvalConfig
-from ragmeter.runner import arun_evaluation
+from ragmeter.run import arun_evaluation
 from ragmeter.score.classes import class_of
 
 pytest.importorskip("aiohttp")

@@ -10,7 +10,7 @@ from diagnose_fakes import CASES, CONTEXT_K, ScriptedSystem, dataset, judge_resp
 
 from ragmeter.metrics.diagnosis import FAILURE_CLASSES, class_metric
 from ragmeter.models import EvalConfig, EvalRunResult
-from ragmeter.runner import arun_evaluation
+from ragmeter.run import arun_evaluation
 from ragmeter.score.classes import class_of
 
 pytest.importorskip("aiohttp")

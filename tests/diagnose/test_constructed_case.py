@@ -192,7 +192,7 @@ def test_diagnose_splits_the_constructed_losses_exactly_and_counts_its_calls(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from ragmeter.runner import run_evaluation
+    from ragmeter.run import run_evaluation
     from ragmeter.score.classes import class_of
     from ragmeter.store import open_store
 

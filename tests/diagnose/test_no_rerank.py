@@ -14,7 +14,7 @@ from diagnose_fakes import dataset as classes_dataset
 from ragmeter.diagnose.attribution import adiagnose
 from ragmeter.errors import InputError
 from ragmeter.models import Document, EvalConfig, EvalDataset, EvalQuery
-from ragmeter.runner import run_evaluation
+from ragmeter.run import run_evaluation
 from ragmeter.store import open_store
 from ragmeter.systems import Retrieved
 from ragmeter.systems.pipeline import Pipeline

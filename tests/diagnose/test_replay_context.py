@@ -14,7 +14,7 @@ from diagnose_fakes import CONTEXT_K, ScriptedSystem, dataset, judge_responder
 from ragmeter.judges.prompts import layout_name
 from ragmeter.llm.scripted import ScriptedRequest, Step
 from ragmeter.models import EvalConfig, EvalDataset, EvalQuery, MetricResult, QueryEvalResult, RetrievedDoc
-from ragmeter.runner import arun_evaluation, run_evaluation
+from ragmeter.run import arun_evaluation, run_evaluation
 from ragmeter.score.classes import classify
 
 pytest.importorskip("aiohttp")

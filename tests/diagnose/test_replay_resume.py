@@ -10,7 +10,7 @@ import pytest
 from diagnose_fakes import CASES, dataset
 
 from ragmeter.models import EvalConfig
-from ragmeter.runner import run_evaluation
+from ragmeter.run import run_evaluation
 
 
 def test_a_replay_is_named_and_resumed(ragmeter_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

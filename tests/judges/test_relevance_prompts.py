@@ -10,10 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ragmeter.experiments.qrels_judging import label_pairs
 from ragmeter.llm import from_spec
 from ragmeter.llm.scripted import ScriptedRequest, Step
 from ragmeter.models import Document, EvalDataset, EvalQuery
+from ragmeter.validity.qrels_judging import label_pairs
 
 QUERIES = {"q1": "how long is the life cycle of a flea"}
 DOCS = {"good": "The flea life cycle lasts 20 days to a year.", "odd": "Fleas.", "empty": "  "}
@@ -64,7 +64,7 @@ async def test_a_reply_that_hits_the_token_limit_is_not_asked_again(scripted: Ca
 
 
 async def test_judges_validate_accepts_the_relevance_judge(scripted: Callable[..., Any]) -> None:
-    from ragmeter.experiments.judge_validation import validate_judge
+    from ragmeter.validity.judge_validation import validate_judge
 
     def grade(req: ScriptedRequest) -> Step:
         g = 3 if "20 days" in req.user else 0

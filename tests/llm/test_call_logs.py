@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 import ragmeter.llm.base as llm_base
-from ragmeter.experiments.agreement import agreement
-from ragmeter.experiments.qrels_judging import label_pairs
 from ragmeter.llm import from_spec
 from ragmeter.llm.scripted import ScriptedRequest, Step
+from ragmeter.validity.agreement import agreement
+from ragmeter.validity.qrels_judging import label_pairs
 
 MSG = [{"role": "user", "content": "Grade this."}]
 

@@ -21,7 +21,7 @@ pytest.importorskip("aiohttp")
 
 
 async def _run(server_url: str, db: str, nuggets: Path, style: str = "nuggetizer") -> EvalRunResult:
-    from ragmeter.runner import arun_evaluation
+    from ragmeter.run import arun_evaluation
 
     config = EvalConfig(
         dataset="nuggets-case",
@@ -155,7 +155,7 @@ async def test_a_changed_set_is_refused_on_resume_and_nugget_metrics_need_a_set(
 
 
 async def test_with_repeats_nugget_metrics_are_judged_once(tmp_path: Path, scripted: Any) -> None:
-    from ragmeter.runner import arun_evaluation
+    from ragmeter.run import arun_evaluation
 
     assigner = Assigner()
     server = await scripted(assigner)

@@ -28,7 +28,7 @@ def test_a_one_query_run_is_not_best_against_sixty(make_run: Any) -> None:
 def test_a_demo_run_stopped_by_its_budget_is_labelled_so(tmp_path: Path, monkeypatch: Any) -> None:
     from ragmeter.cli.demo import _score_what_was_judged
     from ragmeter.datasets import load_dataset
-    from ragmeter.runner import run_evaluation
+    from ragmeter.run import run_evaluation
     from ragmeter.store import open_store
 
     monkeypatch.chdir(tmp_path)

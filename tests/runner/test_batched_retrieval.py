@@ -112,3 +112,35 @@ def test_stage_times_are_each_query_s_own_at_concurrency_one(tmp_path: Path) -> 
     console = Console(width=120, record=True)
     console.print(latency_table(run))
     assert "retrieve (per batch of 12)" in console.export_text()
+
+
+def test_batch_size_from_a_config_file_sets_the_batches(tmp_path: Path) -> None:
+    from ragmeter.run import load_config
+
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "dataset: capitals\nretrieval_top_k: [3]\nconcurrency: 3\nbatch_size: 8\nextra:\n  semantic: false\n"
+    )
+    config = load_config(path)
+    ds = make_dataset()
+    system = BatchKeywordSystem(ds)
+    run = run_evaluation(ds, system, config, store=f"sqlite:///{tmp_path / 'd.db'}", progress=False)
+    assert [len(b) for b in system.batches] == [8, 4]  # 12 queries, 8 per call
+    assert system.calls == [] and (run.record or {})["batch_size"] == 8
+    from ragmeter.records import RunRecord
+
+    before = {k: v for k, v in (run.record or {}).items() if k != "batch_size"}  # a run stored before
+    assert RunRecord.model_validate(before).batch_size == 64  # batched as it was then
+
+
+def test_a_batch_size_below_one_is_refused_naming_the_file(tmp_path: Path) -> None:
+    import pytest
+
+    from ragmeter.errors import InputError
+    from ragmeter.run import load_config
+
+    path = tmp_path / "c.yaml"
+    path.write_text("dataset: capitals\nbatch_size: 0\n")
+    with pytest.raises(InputError) as err:
+        load_config(path)
+    assert "batch_size" in str(err.value) and "c.yaml" in str(err.value)

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from ragmeter.models import Document, EvalConfig, EvalDataset, EvalQuery
-from ragmeter.runner import arun_evaluation
+from ragmeter.run import arun_evaluation
 
 pytest.importorskip("aiohttp")
 
@@ -186,7 +186,7 @@ KILLED_RUN = """
 import sys
 sys.path.insert(0, {here!r})
 from test_judge_repeats import ItemSystem, config, items_dataset
-from ragmeter.runner import run_evaluation
+from ragmeter.run import run_evaluation
 
 run_evaluation(items_dataset(30), ItemSystem(), config({url!r}, 3, concurrency=2), store={store!r},
                progress=False)

@@ -8,7 +8,7 @@ import pytest
 from runner_fakes import KeywordSystem, make_dataset
 
 from ragmeter.models import EvalConfig
-from ragmeter.runner import arun_evaluation
+from ragmeter.run import arun_evaluation
 
 pytest.importorskip("aiohttp")
 

@@ -13,7 +13,7 @@ import pytest
 from runner_fakes import KeywordSystem, SlowKeywordSystem, make_dataset
 
 from ragmeter.models import EvalConfig
-from ragmeter.runner import run_evaluation
+from ragmeter.run import run_evaluation
 from ragmeter.store import open_store
 
 HERE = Path(__file__).resolve().parent
@@ -24,7 +24,7 @@ import signal, sys
 sys.path[:0] = [{here!r}, {src!r}]
 from runner_fakes import SlowKeywordSystem, make_dataset
 from ragmeter.models import EvalConfig
-from ragmeter.runner import run_evaluation
+from ragmeter.run import run_evaluation
 
 # Ctrl-C as in a terminal: pytest started as a background job of a non-interactive shell ignores SIGINT,
 # and a child inherits an ignored or blocked SIGINT (it would then run to its end).

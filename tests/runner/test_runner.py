@@ -10,7 +10,8 @@ from runner_fakes import KeywordSystem, make_dataset
 
 from ragmeter.errors import InputError
 from ragmeter.models import EvalConfig
-from ragmeter.runner import aggregate_metrics, load_config, run_evaluation, sample_queries
+from ragmeter.run import load_config, run_evaluation, sample_queries
+from ragmeter.score.aggregate import aggregate_metrics
 from ragmeter.store import open_store
 
 

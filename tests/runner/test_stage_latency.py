@@ -7,7 +7,7 @@ import threading
 import time
 
 from ragmeter.models import EvalConfig, EvalDataset, EvalQuery
-from ragmeter.runner import run_evaluation
+from ragmeter.run import run_evaluation
 
 
 def _dataset(n: int) -> EvalDataset:

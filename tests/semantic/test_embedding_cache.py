@@ -110,7 +110,7 @@ def test_the_space_is_in_the_index_fingerprint_and_the_sbert_version() -> None:
 
 def test_the_backend_is_recorded_and_an_unknown_one_refused() -> None:
     from ragmeter.errors import InputError
-    from ragmeter.run.record import system_ref
+    from ragmeter.run.refs import system_ref
 
     ref = system_ref(
         None, spec="builtin", mode="hybrid", namespace=None, options={"embedding_backend": "onnx"}
@@ -129,7 +129,7 @@ def test_the_backend_is_recorded_and_an_unknown_one_refused() -> None:
 
 def test_a_precision_is_part_of_the_space_and_each_backend_has_its_own() -> None:
     from ragmeter.errors import InputError
-    from ragmeter.run.record import system_ref
+    from ragmeter.run.refs import system_ref
 
     assert embedding_space(None, "torch").precision == "fp32"
     bf16 = embedding_space(None, "torch", 256, "bf16")
@@ -156,7 +156,7 @@ def test_a_precision_is_part_of_the_space_and_each_backend_has_its_own() -> None
 def test_a_recorded_precision_is_checked_before_a_resume_rebuilds_the_system() -> None:
     from ragmeter.errors import InputError
     from ragmeter.run.rebuild import _check_embedding
-    from ragmeter.run.record import system_ref
+    from ragmeter.run.refs import system_ref
 
     ok = system_ref(
         None, spec="builtin", mode="hybrid", namespace=None, options={"embedding_precision": "bf16"}
@@ -171,7 +171,7 @@ def test_a_recorded_precision_is_checked_before_a_resume_rebuilds_the_system() -
 def test_a_run_recorded_in_another_embedding_space_is_not_resumed_in_this_one() -> None:
     from ragmeter.errors import InputError
     from ragmeter.run.rebuild import _check_embedding
-    from ragmeter.run.record import system_ref
+    from ragmeter.run.refs import system_ref
 
     ref = system_ref(
         None, spec="builtin", mode="hybrid", namespace=None, options={"embedding_backend": "onnx"}

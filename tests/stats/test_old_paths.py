@@ -46,7 +46,7 @@ def test_old_bootstrap_mean_keeps_its_old_keyword() -> None:
 
 
 def test_agreement_takes_n_resamples_and_n_boot_with_a_warning() -> None:
-    from ragmeter.experiments.agreement import agreement
+    from ragmeter.validity.agreement import agreement
 
     human, judge = [0, 1, 2, 1, 0, 2, 1, 1], [0, 1, 1, 1, 0, 2, 2, 1]
     new = agreement(human, judge, n_resamples=200, seed=4)

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 from ragmeter.diagnose.attribution import attribute
-from ragmeter.experiments.agreement import agreement
 from ragmeter.experiments.significance import compare_runs
 from ragmeter.metrics.aggregate import summarize
 from ragmeter.models import EvalRunResult, MetricResult, QueryEvalResult
 from ragmeter.stats import resample
 from ragmeter.stats.krippendorff import repeat_stability
+from ragmeter.validity.agreement import agreement
 
 VALUES = [0.12, 0.5, 0.33, 0.9, 0.71, 0.05, 0.64, 0.28, 0.47, 0.83, 0.19, 0.56]
 SEED = 7

@@ -97,7 +97,7 @@ def _dataset() -> EvalDataset:
 
 
 def test_a_run_whose_ids_are_all_foreign_is_warned_about(caplog: pytest.LogCaptureFixture) -> None:
-    from ragmeter.runner import run_evaluation
+    from ragmeter.run import run_evaluation
 
     config = EvalConfig(retrieval_top_k=[1, 2], evaluate_generation=False)
     with caplog.at_level(logging.WARNING, logger="ragmeter"):

@@ -26,7 +26,7 @@ from haystack.utils import Secret
 
 from ragmeter.errors import InputError
 from ragmeter.models import EvalConfig
-from ragmeter.runner import arun_evaluation
+from ragmeter.run import arun_evaluation
 from ragmeter.systems import aanswer, aretrieve, build_system, from_haystack
 
 TEMPLATE = [

@@ -26,7 +26,7 @@ from langchain_core.vectorstores import InMemoryVectorStore
 
 from ragmeter.errors import InputError
 from ragmeter.models import EvalConfig
-from ragmeter.runner import arun_evaluation
+from ragmeter.run import arun_evaluation
 from ragmeter.systems import aanswer, aretrieve, build_system, from_langchain
 
 

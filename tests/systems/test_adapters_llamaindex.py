@@ -24,7 +24,7 @@ from llama_index.core.query_engine import CustomQueryEngine
 
 from ragmeter.errors import InputError
 from ragmeter.models import EvalConfig
-from ragmeter.runner import arun_evaluation
+from ragmeter.run import arun_evaluation
 from ragmeter.systems import aanswer, aretrieve, build_system, from_llamaindex
 
 

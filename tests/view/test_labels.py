@@ -11,11 +11,11 @@ import pytest
 from test_view_cli import one_line_exit_2, ragmeter
 from view_store import add_run
 
-from ragmeter.experiments.human_labels import answer_labels, queue_order, store_ppi, validate_run
 from ragmeter.models import EvalQuery
 from ragmeter.score.ppi import run_ppi
 from ragmeter.store import Store, open_store
 from ragmeter.store.labels import LabelItem, StaleLabel, all_labels, current_labels, save_label
+from ragmeter.validity.human_labels import answer_labels, queue_order, store_ppi, validate_run
 
 pytest.importorskip("starlette")
 from starlette.testclient import TestClient
@@ -285,8 +285,8 @@ def test_judges_validate_run_cli(tmp_path: Path) -> None:
 def test_agreement_reads_store_relevance_labels(tmp_path: Path) -> None:
     """`judges agreement --store-labels RUN`: the human side is the store's relevance labels (winning over
     --qrels on the same pair), scored the same as a qrels file holding those grades."""
-    from ragmeter.experiments.human_labels import human_qrels, store_qrels
     from ragmeter.ir import Qrels, Run
+    from ragmeter.validity.human_labels import human_qrels, store_qrels
 
     db = str(tmp_path / "agree.db")
     with open_store(db) as store:

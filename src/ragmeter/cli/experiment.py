@@ -55,7 +55,7 @@ def experiment_command(
         name = getattr(variant, "name", "?")
         click.echo(f"  {name}: run {getattr(run, 'run_id', None) or '(not stored)'}", err=True)
 
-    from ragmeter.run import resolve_dataset
+    from ragmeter.datasets.resolve import resolve_dataset
 
     dataset = resolve_dataset(spec.dataset, seed=spec.seed)
     validate_experiment(spec, dataset)  # every variant and column, before the first run is stored

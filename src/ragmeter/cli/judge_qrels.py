@@ -70,7 +70,7 @@ def judge_qrels_command(
 ) -> None:
     """Label the runs' pooled top-K pairs on the TREC 0-3 scale with an LLM (UMBRELA-style) and write qrels."""
     from ragmeter.datasets import load_dataset
-    from ragmeter.experiments.qrels_judging import judge_pool
+    from ragmeter.validity.qrels_judging import judge_pool
 
     if depth < 1:
         raise InputError(f"--depth must be >= 1, got {depth}", source="--depth")
@@ -100,7 +100,7 @@ def judge_qrels_command(
         raise InputError("the judge graded no pair: nothing to write (see the failures with --format json)")
     qrels.to_trec(output)
     if report.provenance is not None:
-        from ragmeter.experiments.qrels_provenance import write_provenance
+        from ragmeter.validity.qrels_provenance import write_provenance
 
         write_provenance(output, report.provenance)
     if labels_path:

@@ -1,6 +1,6 @@
 """`ragmeter judges validate|agreement`: how far a judge can be trusted (`judge-qrels` is in judge_qrels.py).
 
-Thin fronts on ragmeter.experiments.judge_validation and ragmeter.experiments.qrels_judging.
+Thin fronts on ragmeter.validity.judge_validation and ragmeter.validity.qrels_judging.
 `--runs` takes one or more TREC run files: `--runs a.trec b.trec` and `--runs a.trec --runs b.trec`
 both work.
 """
@@ -132,12 +132,12 @@ def validate_command(
 ) -> None:
     """Run the judge METRIC on the items people labelled and report the agreement with them."""
     from ragmeter.datasets import load_dataset
-    from ragmeter.experiments.judge_validation import validate_judge
-    from ragmeter.experiments.validation_report import store_report
+    from ragmeter.validity.judge_validation import validate_judge
+    from ragmeter.validity.validation_report import store_report
 
     bounds = _parse_scale(scale)
     if run_id is not None:
-        from ragmeter.experiments.human_labels import validate_run
+        from ragmeter.validity.human_labels import validate_run
 
         if dataset or judge:
             raise InputError(
@@ -176,7 +176,7 @@ def validate_command(
 
 
 def _print_validation(out: dict[str, Any], metric: str, fmt: str) -> None:
-    from ragmeter.experiments.validation_report import format_markdown, summary_rows, usage_line
+    from ragmeter.validity.validation_report import format_markdown, summary_rows, usage_line
 
     if fmt == "json":
         echo_json(out)
@@ -201,7 +201,7 @@ def _print_validation(out: dict[str, Any], metric: str, fmt: str) -> None:
 
 
 def _human(path: str | None, store_run: str | None, db: str | None) -> Any:
-    from ragmeter.experiments.human_labels import human_qrels, store_qrels
+    from ragmeter.validity.human_labels import human_qrels, store_qrels
 
     labels = None
     if store_run is not None:
@@ -264,9 +264,9 @@ def agreement_command(
 
     Both sides are scored on the queries judged by both qrels and retrieved by every run. A merged file from
     `judge-qrels --qrels` is scored on its LLM-graded pairs only (read from its .provenance.json sidecar)."""
-    from ragmeter.experiments.qrels_judging import meta_evaluate
-    from ragmeter.experiments.qrels_provenance import copies_human_grades, read_provenance, sidecar_path
     from ragmeter.ir import Qrels
+    from ragmeter.validity.qrels_judging import meta_evaluate
+    from ragmeter.validity.qrels_provenance import copies_human_grades, read_provenance, sidecar_path
 
     run_tables = _read_runs([*runs, *more_runs])
     human, llm = _human(qrels_path, store_run, db), Qrels.read(llm_path)

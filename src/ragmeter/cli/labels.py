@@ -22,7 +22,7 @@ def labels() -> None:
 @db_option
 def export_command(output: str, fmt: str, run_id: str | None, history: bool, db: str | None) -> None:
     """Write the current labels as JSON (every kind) or TREC qrels (relevance labels)."""
-    from ragmeter.experiments.human_labels import export_labels
+    from ragmeter.validity.human_labels import export_labels
 
     with open_db(db) as store:
         dataset_hash = None
@@ -48,7 +48,7 @@ def import_command(
     path: str, fmt: str, run_id: str | None, annotator: str, grades: str, db: str | None
 ) -> None:
     """Add the labels of a file (checked whole first: one bad label and nothing is stored)."""
-    from ragmeter.experiments.human_labels import import_labels, parse_grades
+    from ragmeter.validity.human_labels import import_labels, parse_grades
 
     scale = parse_grades(grades)
     with open_db(db) as store:

@@ -158,11 +158,12 @@ def create_command(
     importance in batches of 10, keep N vital first), from each query's relevant documents or the runs' pool."""
     import asyncio
 
+    from ragmeter.datasets.resolve import resolve_dataset
     from ragmeter.errors import InputError
     from ragmeter.judges.nugget_create import create_set
     from ragmeter.llm import from_spec
     from ragmeter.nuggets import NuggetSet, write_nuggets
-    from ragmeter.run.rebuild import check_llm_spec, resolve_dataset
+    from ragmeter.run.rebuild import check_llm_spec
     from ragmeter.safety import check_output_path
 
     if keep < 1 or depth < 1:

@@ -312,9 +312,8 @@ class GateOptions:
     def check_planned(self, plan: Any, *, evaluate_generation: bool) -> None:
         """Each gate is on a metric that the run's plan computes (a latency stage always is)."""
         from ragmeter import metrics
-        from ragmeter.experiments.ablation import planned_names
 
-        planned = planned_names(plan, evaluate_generation=evaluate_generation)
+        planned = plan.names(evaluate_generation=evaluate_generation)
         for name in self.thresholds:
             if name not in planned and metrics.family_of(name) != "latency":
                 computed = ", ".join(sorted(planned, key=metrics.sort_key))

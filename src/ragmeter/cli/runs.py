@@ -82,7 +82,7 @@ def _headline(r: EvalRunResult) -> str:
 @db_option
 def show_command(run_id: str, fmt: str, db: str | None) -> None:
     """One run: its summary, or (--format json) the whole EvalRunResult with per-query results."""
-    from ragmeter.experiments.human_labels import store_ppi
+    from ragmeter.validity.human_labels import store_ppi
 
     with open_db(db) as store:
         result = store.get_run(run_id)
@@ -205,8 +205,8 @@ def compare_command(
 
 def _clusters(store: Any, runs: list[EvalRunResult], field: str) -> dict[str, Any]:
     """{query_id: metadata[field]} from the first run's dataset, for every compared query."""
+    from ragmeter.datasets.resolve import resolve_dataset
     from ragmeter.experiments.effects import query_clusters
-    from ragmeter.run.systems import resolve_dataset
 
     first = runs[0]
     data = resolve_dataset(first.config.dataset, seed=first.config.seed, store=store)

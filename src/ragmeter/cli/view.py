@@ -117,7 +117,7 @@ def view_command(
         raise InputError("--annotate serves pages; it does not go with --bundle", source="--annotate")
     if annotate:
         from ragmeter.cli.options import open_db
-        from ragmeter.experiments.human_labels import parse_grades
+        from ragmeter.validity.human_labels import parse_grades
 
         scale = parse_grades(grades)
         store = open_db(db)  # labelling writes: the store is created or migrated as any writer does

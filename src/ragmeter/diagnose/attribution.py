@@ -192,10 +192,11 @@ async def adiagnose(
     """Replay `run_id` along the chain (plus `also`), store each replay, and attribute the gap.
     Refusals (InputError, nothing stored): no record, an unknown intervention, no relevance labels, a system
     without `answer` or that the record cannot rebuild (`system=` passes an in-process one)."""
+    from ragmeter.datasets.resolve import resolve_dataset
     from ragmeter.llm.meter import MeteredLLM
     from ragmeter.records import RunRecord
     from ragmeter.run.api import arun_evaluation
-    from ragmeter.run.rebuild import SystemAdapter, build_clients, build_system, resolve_dataset
+    from ragmeter.run.rebuild import SystemAdapter, build_clients, build_system
 
     run = store.get_run(run_id)
     if not run.record:

@@ -30,12 +30,13 @@ async def aresume_replay(
 ) -> EvalRunResult:
     """Complete the stored replay `run_id`; `system=` passes the parent's system in-process (else it is
     rebuilt from the parent's record)."""
+    from ragmeter.datasets.resolve import resolve_dataset
     from ragmeter.diagnose.attribution import _without_rerank, copied_metrics, copy_parent_values
     from ragmeter.diagnose.replay import NO_RERANK, replay_system
     from ragmeter.llm.meter import MeteredLLM
     from ragmeter.records import RunRecord
     from ragmeter.run.api import arun_evaluation
-    from ragmeter.run.rebuild import SystemAdapter, build_clients, build_system, resolve_dataset
+    from ragmeter.run.rebuild import SystemAdapter, build_clients, build_system
 
     replay = store.get_run(run_id)
     origin = replay_parent(replay)

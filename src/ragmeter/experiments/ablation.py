@@ -114,7 +114,7 @@ def run_experiment(
 
         runner = run_evaluation
     if dataset is None:
-        from ragmeter.run import resolve_dataset
+        from ragmeter.datasets.resolve import resolve_dataset
 
         dataset = resolve_dataset(spec.dataset, seed=spec.seed)
     validate_experiment(spec, dataset)

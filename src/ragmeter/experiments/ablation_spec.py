@@ -42,10 +42,10 @@ from pydantic import (
 
 from ragmeter import metrics
 from ragmeter.errors import InputError
+from ragmeter.score.plan import planned_names as planned_names  # the plan owns it; name kept
 
 if TYPE_CHECKING:
     from ragmeter.models import EvalDataset
-    from ragmeter.score.plan import MetricPlan
 
 # Without `columns`, an experiment shows recall at each of its cut-offs, then these (see default_columns).
 DEFAULT_RANK_COLUMNS = ("mrr", "map")
@@ -219,18 +219,6 @@ def validate_experiment(spec: ExperimentSpec, dataset: EvalDataset | None = None
     if dataset is not None:
         for variant in spec.all_variants():
             _check_variant(spec, variant, dataset)
-
-
-def planned_names(plan: MetricPlan, *, evaluate_generation: bool) -> set[str]:
-    """The metric names a run with this plan produces (lexical ones only when it generates answers)."""
-    names = {*plan.retrieval, *plan.judges, *plan.custom}
-    if plan.total_score:  # and the grade summary derived from it (pass rates, averages): the registry's
-        names |= {s.name for s in metrics.specs() if s.family == "judge" and s.stage in ("run", "summary")}
-    if plan.semantic:
-        names |= {s.name for s in metrics.specs() if s.family == "semantic" and s.plannable}
-    if evaluate_generation:
-        names |= set(plan.lexical or [s.name for s in metrics.specs() if s.family == "lexical"])
-    return names
 
 
 def _computed_metrics(spec: ExperimentSpec) -> set[str]:

@@ -122,7 +122,7 @@ def _other() -> None:
         extra: dict[str, Any] = {
             "scale": "-1-1",
             "plannable": False,
-            "computed_by": "ragmeter.experiments." + by,
+            "computed_by": "ragmeter.validity." + by,
         }
         declare(name, "agreement", "summary", needs, (-1.0, 1.0), description=what, **extra)
 

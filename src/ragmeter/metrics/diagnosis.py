@@ -48,9 +48,12 @@ def load() -> None:
 
 
 def __getattr__(name: str) -> Any:
-    """RC_SPECS moved beside the rc_* judges (ragmeter.judges.specs): still readable here, with a warning."""
-    import importlib
+    """RC_SPECS moved beside the rc_* judges (ragmeter.judges.specs): still readable here, with a warning.
+    Rebuilt from the registry's records (which load the judges' declarations), so that metrics/ imports no
+    family module."""
     import warnings
+
+    from ragmeter.metrics.registry import specs
 
     if name != "RC_SPECS":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -59,4 +62,8 @@ def __getattr__(name: str) -> Any:
         DeprecationWarning,
         stacklevel=2,
     )
-    return importlib.import_module("ragmeter.judges.specs").RC_SPECS
+    return {
+        s.name: (s.higher_is_better, s.description.removeprefix("RAGChecker: "))
+        for s in specs()
+        if s.name.startswith("rc_")
+    }

@@ -13,8 +13,10 @@ from ragmeter._lazy import by_module, lazy_getattr
 
 _LAZY = by_module(
     {
-        "ragmeter.run.record": ("RunRecord", "SystemRef", "object_fingerprint"),
-        "ragmeter.run.prepare": ("validate", "Prepared", "dataset_hash", "sample_queries"),
+        "ragmeter.records": ("RunRecord", "SystemRef", "object_fingerprint"),
+        "ragmeter.run.refs": ("system_ref",),
+        "ragmeter.run.prepare": ("validate", "Prepared", "sample_queries"),
+        "ragmeter.datasets.resolve": ("dataset_hash", "resolve_dataset"),  # their home; names kept here
         "ragmeter.run.api": (
             "RunOptions",
             "run_evaluation",
@@ -27,7 +29,6 @@ _LAZY = by_module(
         "ragmeter.run.executor": ("Executor", "LocalExecutor"),
         "ragmeter.run.loop": ("QueryWorker",),
         "ragmeter.run.config": ("load_config",),
-        "ragmeter.run.rebuild": ("resolve_dataset",),
     }
 )
 

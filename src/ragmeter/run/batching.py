@@ -23,7 +23,7 @@ from ragmeter.models import EvalQuery
 from ragmeter.systems import Retrieved
 from ragmeter.systems.base import coerce_results
 
-BATCH_SIZE = 64
+BATCH_SIZE = 64  # a batcher made without a size (runs recorded before `batch_size` was wired also used 64)
 
 
 def batch_method(system: Any) -> Any:

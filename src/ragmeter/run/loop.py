@@ -41,7 +41,7 @@ class QueryWorker:
             self.judge = judge.metered(MeteredLLM)
         self.plan = record_plan(record, judged=judge is not None)
         self._owned: list[Any] = []
-        self.batches = BatchedRetrieval(system.system, self._k_for)
+        self.batches = BatchedRetrieval(system.system, self._k_for, size=record.batch_size)
 
     def _k_for(self, query: EvalQuery) -> int:
         """How many results to ask for: the largest cut-off, plus the docs the query must not retrieve."""

@@ -1,8 +1,23 @@
 """Deprecated location: per-query LLM usage metering moved to `ragmeter.llm.meter` (a system's generator and
-the judges use it too, and they sit below the run loop). Import `MeteredLLM` and `query_usage` from there."""
+the judges use it too, and they sit below the run loop). The old names still resolve here for one release,
+with a DeprecationWarning naming the new place."""
 
 from __future__ import annotations
 
-from ragmeter.llm.meter import MeteredLLM, query_usage
+import importlib
+import warnings
+from typing import Any
 
-__all__ = ["MeteredLLM", "query_usage"]
+# old name -> the module that holds it now (looked up by name when an old name is used)
+_MOVED: dict[str, str] = {
+    "MeteredLLM": "ragmeter.llm.meter",
+    "query_usage": "ragmeter.llm.meter",
+}
+
+
+def __getattr__(name: str) -> Any:
+    target = _MOVED.get(name)
+    if target is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(f"{__name__}.{name} moved to {target}.{name}", DeprecationWarning, stacklevel=2)
+    return getattr(importlib.import_module(target), name)

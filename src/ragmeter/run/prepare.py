@@ -8,16 +8,16 @@ one InputError naming the flag, file or field, and leaves no run row.
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ragmeter.datasets.resolve import dataset_hash as dataset_hash  # its home; this name kept
 from ragmeter.errors import InputError
 from ragmeter.models import EvalConfig, EvalDataset, EvalQuery, EvalRunResult
 from ragmeter.records import CONTEXT_K, DatasetRef, EscalationRef, RunRecord, llm_ref
-from ragmeter.run.record import system_ref
+from ragmeter.run.refs import system_ref
 from ragmeter.run.sequential import sequential_spec
 from ragmeter.score.classes import parse_rule
 from ragmeter.score.plan import MetricPlan, check_computable, plan_metrics
@@ -36,12 +36,6 @@ class Prepared:
     plan: MetricPlan
     system: Any = None  # an in-process system (else the record's is built by the executor)
     resumed: EvalRunResult | None = None  # the stored header of the run being resumed
-
-
-def dataset_hash(dataset: EvalDataset) -> str:
-    digest = hashlib.sha256()
-    digest.update(dataset.model_dump_json(exclude={"description", "metadata"}).encode())
-    return "sha256:" + digest.hexdigest()
 
 
 def sample_queries(dataset: EvalDataset, limit: int | None, seed: int) -> list[EvalQuery]:
@@ -86,7 +80,7 @@ def validate(
     if isinstance(dataset, EvalDataset):
         data = dataset
     else:
-        from ragmeter.run.rebuild import resolve_dataset
+        from ragmeter.datasets.resolve import resolve_dataset
 
         data = resolve_dataset(dataset or config.dataset, seed=config.seed, store=store)
         if dataset and dataset != config.dataset:
@@ -213,6 +207,7 @@ def _new_record(
         if config.evaluate_generation
         else None,
         concurrency=config.concurrency,
+        batch_size=config.batch_size,
         cache=config.cache,
         executor=config.executor,
         **_repeat_fields(config, judged),

@@ -8,12 +8,12 @@ import inspect
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragmeter.datasets.resolve import resolve_dataset as resolve_dataset  # its home; this name kept
 from ragmeter.errors import InputError
 from ragmeter.models import EvalDataset
 from ragmeter.records import LLMRef, RunRecord, SystemRef
 
 if TYPE_CHECKING:
-    from ragmeter.store import Store
     from ragmeter.systems import Retrieved
 
 LLM_CACHE = Path(".ragmeter") / "llm-cache.sqlite"
@@ -64,19 +64,6 @@ class SystemAdapter:
         from ragmeter.systems.base import awarm_up
 
         await awarm_up(self.system)
-
-
-def resolve_dataset(name: str, *, seed: int, store: Store | None = None) -> EvalDataset:
-    """A dataset by name or path; `store:COLLECTION` is a collection's test cases in the store."""
-    if name.startswith("store:"):
-        if store is None:
-            from ragmeter.store import open_store
-
-            store = open_store()
-        return store.dataset(name.split(":", 1)[1])
-    from ragmeter.datasets import load_dataset
-
-    return load_dataset(name, seed=seed)
 
 
 def _options(ref: SystemRef) -> dict[str, Any]:

@@ -1,90 +1,36 @@
-"""The run record moved to `ragmeter.records` (a boundary record, below every layer that reads it); its
-names are re-exported here. What stays is `system_ref`: the reference of a live system object, which needs
-to import a `module:attr` target to compare it, something a record never does."""
+"""Deprecated location: the run record moved to `ragmeter.records` (a boundary record, below every layer that
+reads it) and `system_ref` to `ragmeter.run.refs`. The old names still resolve here for one release, with a
+DeprecationWarning naming the new place."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+import warnings
 from typing import Any
 
-from ragmeter.records import (
-    CONTEXT_K,
-    RECORD_SCHEMA_VERSION,
-    DatasetRef,
-    LLMRef,
-    RunRecord,
-    SystemKind,
-    SystemRef,
-    _kind_of,
-    canonical_json,
-    llm_ref,
-    object_fingerprint,
-    object_ref,
-    reference_ref,
-    sha256,
-)
-
-__all__ = [
-    "CONTEXT_K",
-    "RECORD_SCHEMA_VERSION",
-    "DatasetRef",
-    "LLMRef",
-    "RunRecord",
-    "SystemKind",
-    "SystemRef",
-    "canonical_json",
-    "embedding_of",
-    "llm_ref",
-    "object_fingerprint",
-    "object_ref",
-    "reference_ref",
-    "sha256",
-    "system_ref",
-]
+# old name -> the module that holds it now (looked up by name when an old name is used)
+_MOVED: dict[str, str] = {
+    "CONTEXT_K": "ragmeter.records",
+    "RECORD_SCHEMA_VERSION": "ragmeter.records",
+    "DatasetRef": "ragmeter.records",
+    "LLMRef": "ragmeter.records",
+    "RunRecord": "ragmeter.records",
+    "SystemKind": "ragmeter.records",
+    "SystemRef": "ragmeter.records",
+    "canonical_json": "ragmeter.records",
+    "llm_ref": "ragmeter.records",
+    "object_fingerprint": "ragmeter.records",
+    "object_ref": "ragmeter.records",
+    "reference_ref": "ragmeter.records",
+    "sha256": "ragmeter.records",
+    "embedding_of": "ragmeter.run.refs",
+    "system_ref": "ragmeter.run.refs",
+}
 
 
-def _names_object(spec: str, obj: Any) -> bool:
-    """Whether `module:attr` names `obj` itself or its class (a library system such as the demo's)."""
-    if _kind_of(spec) != "reference":
-        return False
-    from ragmeter.errors import InputError
-    from ragmeter.systems.external import import_target
-
-    try:
-        target = import_target(spec)
-    except InputError:
-        return False
-    return target is obj or (isinstance(target, type) and type(obj) is target)
-
-
-def system_ref(
-    system_in: Any, *, spec: str, mode: str, namespace: str | None, options: Mapping[str, Any]
-) -> SystemRef:
-    """The reference of what a run evaluates: `system_in` (a spec string, an object, or None = `spec`)."""
-    if system_in is None or isinstance(system_in, str):
-        ref = reference_ref(system_in or spec, mode=mode, namespace=namespace, options=options)
-        if ref.kind == "builtin":
-            ref = ref.model_copy(update={"embedding": embedding_of(mode, ref.options)})
-        return ref
-    if not options and _names_object(spec, system_in):
-        return reference_ref(spec, mode=mode, namespace=namespace, options={})
-    return object_ref(system_in, mode=mode, namespace=namespace)
-
-
-def embedding_of(mode: str, options: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The embedding space a built-in pipeline's dense index will use (None without a dense index)."""
-    from ragmeter.errors import InputError
-    from ragmeter.systems.indexes import embedding_space
-
-    if mode in ("bm25", "fulltext") or "dense" in (options.get("disable") or ()):
-        return None
-    try:
-        space = embedding_space(
-            options.get("model"),
-            options.get("embedding_backend", "torch"),
-            options.get("max_seq_length"),
-            options.get("embedding_precision"),
-        )
-    except InputError:
-        return None  # refused with its reason when the run is checked
-    return space.as_dict()
+def __getattr__(name: str) -> Any:
+    target = _MOVED.get(name)
+    if target is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(f"{__name__}.{name} moved to {target}.{name}", DeprecationWarning, stacklevel=2)
+    return getattr(importlib.import_module(target), name)

@@ -110,8 +110,7 @@ def _nugget_spec(run: EvalRunResult, path: str | None, prompt: str | None) -> di
 
 
 def _dataset(run: EvalRunResult, store: Store, dataset: EvalDataset | None) -> EvalDataset:
-    from ragmeter.run.prepare import dataset_hash
-    from ragmeter.run.rebuild import resolve_dataset
+    from ragmeter.datasets.resolve import dataset_hash, resolve_dataset
 
     data = dataset or resolve_dataset(run.config.dataset, seed=run.config.seed, store=store)
     if run.dataset_hash and dataset_hash(data) != run.dataset_hash:

@@ -1,24 +1,28 @@
-"""Building a run's parts from its record moved to `ragmeter.run.rebuild` (the one place that does it, for
-a run, `--resume`, Ray workers and `rescore`); these names are re-exported from there."""
+"""Deprecated location: building a run's parts from its record moved to `ragmeter.run.rebuild`, and resolving a
+dataset by name to `ragmeter.datasets.resolve`. The old names still resolve here for one release, with a
+DeprecationWarning naming the new place."""
 
 from __future__ import annotations
 
-from ragmeter.run.rebuild import (
-    LLM_CACHE,
-    SystemAdapter,
-    build_system,
-    check_llm_spec,
-    check_system,
-    make_llm,
-    resolve_dataset,
-)
+import importlib
+import warnings
+from typing import Any
 
-__all__ = [
-    "LLM_CACHE",
-    "SystemAdapter",
-    "build_system",
-    "check_llm_spec",
-    "check_system",
-    "make_llm",
-    "resolve_dataset",
-]
+# old name -> the module that holds it now (looked up by name when an old name is used)
+_MOVED: dict[str, str] = {
+    "LLM_CACHE": "ragmeter.run.rebuild",
+    "SystemAdapter": "ragmeter.run.rebuild",
+    "build_system": "ragmeter.run.rebuild",
+    "check_llm_spec": "ragmeter.run.rebuild",
+    "check_system": "ragmeter.run.rebuild",
+    "make_llm": "ragmeter.run.rebuild",
+    "resolve_dataset": "ragmeter.datasets.resolve",
+}
+
+
+def __getattr__(name: str) -> Any:
+    target = _MOVED.get(name)
+    if target is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(f"{__name__}.{name} moved to {target}.{name}", DeprecationWarning, stacklevel=2)
+    return getattr(importlib.import_module(target), name)

@@ -35,6 +35,26 @@ class MetricPlan:
         None  # the run's nugget set (ragmeter.score.nugget_plan.NuggetPlan), for the nugget_* judges
     )
 
+    def names(self, *, evaluate_generation: bool) -> set[str]:
+        """The metric names a run with this plan produces (lexical ones only when it generates answers)."""
+        import ragmeter.metrics as metrics
+
+        names = {*self.retrieval, *self.judges, *self.custom}
+        if self.total_score:  # and the grade summary derived from it (pass rates, averages): the registry's
+            names |= {
+                s.name for s in metrics.specs() if s.family == "judge" and s.stage in ("run", "summary")
+            }
+        if self.semantic:
+            names |= {s.name for s in metrics.specs() if s.family == "semantic" and s.plannable}
+        if evaluate_generation:
+            names |= set(self.lexical or [s.name for s in metrics.specs() if s.family == "lexical"])
+        return names
+
+
+def planned_names(plan: MetricPlan, *, evaluate_generation: bool) -> set[str]:
+    """The metric names a run with this plan produces (`MetricPlan.names`)."""
+    return plan.names(evaluate_generation=evaluate_generation)
+
 
 def judge_names(*, evaluate_generation: bool = True) -> list[str]:
     """The per-query judge metrics a judged run computes by default (opt-in ones only when named); without

@@ -125,7 +125,7 @@ class RunRow(Base):
     n_queries: Mapped[int] = mapped_column(Integer, default=0)
     n_failed: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
-    # The run record (ragmeter.run.record.RunRecord): what rebuilds the run. None for runs stored before 0002.
+    # The run record (ragmeter.records.RunRecord): what rebuilds the run. None for runs stored before 0002.
     record: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
 

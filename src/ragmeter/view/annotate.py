@@ -10,10 +10,10 @@ from urllib.parse import urlencode
 
 import ragmeter.metrics as rm
 from ragmeter.errors import InputError
-from ragmeter.experiments.human_labels import check_answer_value, check_grade, queue_order
 from ragmeter.report.selection import display_order
 from ragmeter.store.labels import LabelItem, StaleLabel, current_labels, save_label
 from ragmeter.store.pages import query_result
+from ragmeter.validity.human_labels import check_answer_value, check_grade, queue_order
 from ragmeter.view import data
 from ragmeter.view.app import BadRequest, NotFound, Viewer, query_href, run_href
 from ragmeter.view.nuggets import nugget_routes, nuggets_href
@@ -99,7 +99,7 @@ class AnnotatingViewer(Viewer):
         """Redirect to the next query of the seeded queue whose answer has no queue label for the metric."""
         from starlette.responses import RedirectResponse
 
-        from ragmeter.experiments.human_labels import answer_labels
+        from ragmeter.validity.human_labels import answer_labels
 
         run = self.store.get_run(self.run(request.path_params["run_id"]).run_id or "")
         names = sorted({m for q in run.per_query for m in judge_metrics(q)}, key=rm.sort_key)

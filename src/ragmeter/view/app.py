@@ -163,7 +163,7 @@ class Viewer:
         stamp = f"{run.completed_at}:{run.n_queries}:{sorted(run.aggregate)}"
         ppi, ppi_note = data.ppi_rows(run), "as stored with the run (dataset labels)"
         if all_labels(self.store.engine, run_id=run.run_id):  # PPI recomputed on read from queue labels
-            from ragmeter.experiments.human_labels import store_ppi
+            from ragmeter.validity.human_labels import store_ppi
 
             full = self.store.get_run(run.run_id)
             estimates, notes, n_labels = store_ppi(self.store, full)

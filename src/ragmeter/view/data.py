@@ -225,8 +225,7 @@ def generator_ids(q: QueryEvalResult) -> set[str] | None:
 
 @lru_cache(maxsize=16)
 def _dataset_labels(name: str, seed: int, want_hash: str | None) -> dict[str, dict[str, int]] | None:
-    from ragmeter.run.prepare import dataset_hash
-    from ragmeter.run.rebuild import resolve_dataset
+    from ragmeter.datasets.resolve import dataset_hash, resolve_dataset
 
     try:
         data = resolve_dataset(name, seed=seed)

@@ -24,8 +24,8 @@ from ragmeter.models import EvalQuery, EvalRunResult, MetricResult, PPIEstimate,
 from ragmeter.store.labels import Label, LabelItem, add_labels, all_labels, answer_hash
 
 if TYPE_CHECKING:
-    from ragmeter.experiments.judge_validation import ValidationReport
     from ragmeter.store.api import Store
+    from ragmeter.validity.judge_validation import ValidationReport
 
 
 def parse_grades(text: str | None) -> tuple[int, int] | None:
@@ -122,8 +122,8 @@ def validate_run(
 ) -> ValidationReport:
     """The run's stored judge values of `metric` against the store's labels of the same answers (queue and
     browse labels alike); no judge call."""
-    from ragmeter.experiments.judge_validation import build_report
     from ragmeter.experiments.nugget_labels import has_assignment_labels, validate_assignments
+    from ragmeter.validity.judge_validation import build_report
 
     if has_assignment_labels(store, run_id, metric):  # a nugget score: its assignments, nugget by nugget
         return validate_assignments(store, run_id, metric, seed=seed)

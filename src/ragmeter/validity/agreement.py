@@ -17,9 +17,9 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from ragmeter.experiments.tau_ap import tau_ap as tau_ap
-from ragmeter.experiments.tau_ap import tau_ap_b as tau_ap_b
 from ragmeter.stats import resample
+from ragmeter.validity.tau_ap import tau_ap as tau_ap
+from ragmeter.validity.tau_ap import tau_ap_b as tau_ap_b
 
 Weights = Literal["linear", "quadratic"] | None
 FloatArray = npt.NDArray[np.float64]

@@ -15,15 +15,15 @@ from click.testing import CliRunner
 
 from ragmeter.cli import cli
 from ragmeter.datasets import validate_dataset
-from ragmeter.experiments.judge_validation import (
+from ragmeter.llm import from_spec
+from ragmeter.llm.scripted import ScriptedRequest, Step
+from ragmeter.models import EvalDataset, EvalQuery
+from ragmeter.validity.judge_validation import (
     HumanScale,
     infer_scale,
     to_human_scale,
     validate_judge,
 )
-from ragmeter.llm import from_spec
-from ragmeter.llm.scripted import ScriptedRequest, Step
-from ragmeter.models import EvalDataset, EvalQuery
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 

@@ -1,13 +1,13 @@
 """Keeping and showing a judge-validation report: stored as a run (system "judge-validation"), printed as a
-table or markdown. The report itself is built by ragmeter.experiments.judge_validation."""
+table or markdown. The report itself is built by ragmeter.validity.judge_validation."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragmeter.experiments.judge_validation import ValidationReport
 from ragmeter.models import MetricResult
+from ragmeter.validity.judge_validation import ValidationReport
 
 VALIDATION_SYSTEM = "judge-validation"
 

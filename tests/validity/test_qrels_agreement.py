@@ -21,11 +21,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragmeter.cli import cli
-from ragmeter.experiments.agreement import tau_ap
-from ragmeter.experiments.qrels_judging import meta_evaluate
 from ragmeter.ir import Qrels, Run, evaluate
 from ragmeter.llm.scripted import ScriptedRequest, Step
 from ragmeter.models import Document, EvalDataset, EvalQuery
+from ragmeter.validity.agreement import tau_ap
+from ragmeter.validity.qrels_judging import meta_evaluate
 
 DOCS = {"d1": "grade=3 the answer", "d2": "grade=2 part", "d3": "grade=0 unrelated", "d4": "grade=3 again"}
 RUN_A = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "q2": {"d4": 2.0, "d3": 1.0}}
@@ -168,7 +168,7 @@ def _tau_ap_b_reference(x: list[float], y: list[float]) -> float:
     )
 )
 def test_tau_ap_b_equals_the_reference_on_tied_rankings(pair: tuple[list[int], list[int]]) -> None:
-    from ragmeter.experiments.agreement import tau_ap_b
+    from ragmeter.validity.agreement import tau_ap_b
 
     x, y = ([float(v) for v in p] for p in pair)
     ours = tau_ap_b(x, y)
@@ -181,7 +181,7 @@ def test_tau_ap_b_equals_the_reference_on_tied_rankings(pair: tuple[list[int], l
 
 
 def test_tau_ap_b_by_hand_and_tau_ap_without_ties_is_yilmaz() -> None:
-    from ragmeter.experiments.agreement import tau_ap_b
+    from ragmeter.validity.agreement import tau_ap_b
 
     # x: a > b = c; y: a = b > c. Direction grouped by y: c scores 2/2 (x puts a, b... only a above c: 1/2).
     x, y = [3.0, 2.0, 2.0], [2.0, 2.0, 1.0]

@@ -23,15 +23,15 @@ from typing import Any, Literal
 import numpy as np
 
 from ragmeter.errors import InputError
-from ragmeter.experiments.agreement import (
+from ragmeter.llm.base import LLMClient
+from ragmeter.models import EvalDataset, EvalQuery, MetricResult
+from ragmeter.validity.agreement import (
     agreement,
     bootstrap_interval,
     kendall_tau,
     resample_count,
     spearman,
 )
-from ragmeter.llm.base import LLMClient
-from ragmeter.models import EvalDataset, EvalQuery, MetricResult
 
 Kind = Literal["binary", "ordinal", "continuous"]
 

@@ -15,7 +15,12 @@ import pytest
 from click.testing import CliRunner
 
 from ragmeter.cli import cli
-from ragmeter.experiments.qrels_judging import (
+from ragmeter.ir import Qrels, Run, evaluate
+from ragmeter.judges.trec_relevance import TREC_RELEVANCE, trec_relevance
+from ragmeter.llm import from_spec
+from ragmeter.llm.scripted import ScriptedRequest, Step
+from ragmeter.models import Document, EvalDataset, EvalQuery
+from ragmeter.validity.qrels_judging import (
     judge_pool,
     judged_pairs,
     merge_qrels,
@@ -23,11 +28,6 @@ from ragmeter.experiments.qrels_judging import (
     pairs_to_label,
     pool,
 )
-from ragmeter.ir import Qrels, Run, evaluate
-from ragmeter.judges.trec_relevance import TREC_RELEVANCE, trec_relevance
-from ragmeter.llm import from_spec
-from ragmeter.llm.scripted import ScriptedRequest, Step
-from ragmeter.models import Document, EvalDataset, EvalQuery
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 scipy_stats = pytest.importorskip("scipy.stats")
@@ -233,8 +233,8 @@ async def test_cli_judge_qrels_then_agreement(scripted: Callable[..., Any], tmp_
 async def test_local_judge_labels_a_handful_of_pairs() -> None:
     """The real local model (Qwen2.5-Coder-1.5B) on three pairs: every grade valid, the on-topic passage
     graded above the off-topic ones."""
-    from ragmeter.experiments.qrels_judging import label_pairs
     from ragmeter.llm.local import local_model_installed
+    from ragmeter.validity.qrels_judging import label_pairs
 
     if not local_model_installed():
         pytest.skip("local judge weights not installed (`make setup` installs them)")

@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ragmeter.experiments.agreement import agreement, bootstrap_interval, kendall_tau, resample_count
-from ragmeter.experiments.qrels_provenance import judged_pairs, keep_pairs, restrict
-from ragmeter.experiments.tau_ap import tau_ap, tau_ap_variant
 from ragmeter.ir import Qrels, Run, evaluate, parse_measure
+from ragmeter.validity.agreement import agreement, bootstrap_interval, kendall_tau, resample_count
+from ragmeter.validity.qrels_provenance import judged_pairs, keep_pairs, restrict
+from ragmeter.validity.tau_ap import tau_ap, tau_ap_variant
 
 # When human qrels are binary (0/1) and LLM grades are 0-3, a grade >= this counts as relevant when the two
 # are compared label by label (TREC DL's and UMBRELA's binarisation: 2 = "highly relevant" and up).

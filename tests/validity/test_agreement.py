@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragmeter.experiments.agreement import (
+from ragmeter.validity.agreement import (
     agreement,
     average_ranks,
     bootstrap_interval,

@@ -18,14 +18,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ragmeter.experiments.qrels_meta import DEFAULT_LLM_RELEVANT_GRADE as DEFAULT_LLM_RELEVANT_GRADE
-from ragmeter.experiments.qrels_meta import MetaEvaluation as MetaEvaluation
-from ragmeter.experiments.qrels_meta import meta_evaluate as meta_evaluate
-from ragmeter.experiments.qrels_provenance import Provenance, provenance_of
-from ragmeter.experiments.qrels_provenance import judged_pairs as judged_pairs
-from ragmeter.experiments.qrels_provenance import restrict as restrict
 from ragmeter.ir import Qrels, Run
 from ragmeter.llm.base import LLMClient
+from ragmeter.validity.qrels_meta import DEFAULT_LLM_RELEVANT_GRADE as DEFAULT_LLM_RELEVANT_GRADE
+from ragmeter.validity.qrels_meta import MetaEvaluation as MetaEvaluation
+from ragmeter.validity.qrels_meta import meta_evaluate as meta_evaluate
+from ragmeter.validity.qrels_provenance import Provenance, provenance_of
+from ragmeter.validity.qrels_provenance import judged_pairs as judged_pairs
+from ragmeter.validity.qrels_provenance import restrict as restrict
 
 
 @dataclass(frozen=True)
