@@ -107,6 +107,14 @@ SHIMS: dict[str, str] = {
     "ragmeter.experiments.power": "ragmeter.stats.power",
     "ragmeter.experiments.ppi": "ragmeter.stats.ppi",
     "ragmeter.experiments.repeats": "ragmeter.stats.krippendorff",
+    "ragmeter.experiments.agreement": "ragmeter.validity.agreement",
+    "ragmeter.experiments.human_labels": "ragmeter.validity.human_labels",
+    "ragmeter.experiments.judge_validation": "ragmeter.validity.judge_validation",
+    "ragmeter.experiments.qrels_judging": "ragmeter.validity.qrels_judging",
+    "ragmeter.experiments.qrels_meta": "ragmeter.validity.qrels_meta",
+    "ragmeter.experiments.qrels_provenance": "ragmeter.validity.qrels_provenance",
+    "ragmeter.experiments.tau_ap": "ragmeter.validity.tau_ap",
+    "ragmeter.experiments.validation_report": "ragmeter.validity.validation_report",
 }
 
 

@@ -1,0 +1,31 @@
+"""Deprecated location: judge validity moved to `ragmeter.validity.human_labels` (ragmeter.validity holds how far a
+judge can be trusted; experiments/ keeps ablation grids and comparison). The old names still resolve here for one
+release, with a DeprecationWarning naming the new place."""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+from typing import Any
+
+_TARGET = "ragmeter.validity.human_labels"
+_MOVED = (
+    "parse_grades",
+    "check_grade",
+    "check_answer_value",
+    "queue_order",
+    "answer_labels",
+    "store_ppi",
+    "validate_run",
+    "export_labels",
+    "import_labels",
+    "store_qrels",
+    "human_qrels",
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _MOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(f"{__name__}.{name} moved to {_TARGET}.{name}", DeprecationWarning, stacklevel=2)
+    return getattr(importlib.import_module(_TARGET), name)

@@ -1,0 +1,25 @@
+"""Deprecated location: judge validity moved to `ragmeter.validity.tau_ap` (ragmeter.validity holds how far a
+judge can be trusted; experiments/ keeps ablation grids and comparison). The old names still resolve here for one
+release, with a DeprecationWarning naming the new place."""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+from typing import Any
+
+_TARGET = "ragmeter.validity.tau_ap"
+_MOVED = (
+    "FloatArray",
+    "has_ties",
+    "tau_ap_b",
+    "tau_ap",
+    "tau_ap_variant",
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _MOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(f"{__name__}.{name} moved to {_TARGET}.{name}", DeprecationWarning, stacklevel=2)
+    return getattr(importlib.import_module(_TARGET), name)
