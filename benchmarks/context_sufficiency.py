@@ -61,10 +61,10 @@ def main() -> None:
     args = ap.parse_args()
 
     from ragmeter.datasets.beir import load_beir
-    from ragmeter.experiments.agreement import agreement
     from ragmeter.judges import context_sufficiency
     from ragmeter.llm import from_spec
     from ragmeter.systems import build_system
+    from ragmeter.validity.agreement import agreement
 
     dataset = load_beir(scifact_dir())
     docs = {d.doc_id: doc_text(d) for d in dataset.corpus or []}

@@ -12,7 +12,7 @@ import pytest
 from ragmeter.diagnose.attribution import adiagnose
 from ragmeter.errors import InputError
 from ragmeter.models import Document, EvalConfig, EvalDataset, EvalQuery
-from ragmeter.runner import run_evaluation
+from ragmeter.run import run_evaluation
 from ragmeter.store import open_store
 
 CAPITALS = {"France": "Paris", "Peru": "Lima", "Chad": "Ndjamena", "Fiji": "Suva"}

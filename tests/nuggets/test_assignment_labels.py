@@ -33,7 +33,7 @@ JUDGE = {"n1": 2, "n2": 0, "n3": 1, "m1": 2, "m2": 0}
 
 
 async def _run(url: str, db: str, nuggets: Path) -> EvalRunResult:
-    from ragmeter.runner import arun_evaluation
+    from ragmeter.run import arun_evaluation
 
     config = EvalConfig(
         dataset="nuggets-case",
@@ -60,9 +60,9 @@ def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
 async def test_labels_flow_to_export_validation_and_ppi(
     tmp_path: Path, scripted: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from ragmeter.experiments.human_labels import store_ppi
-    from ragmeter.experiments.nugget_labels import save_assignment
     from ragmeter.store import open_store
+    from ragmeter.validity.human_labels import store_ppi
+    from ragmeter.validity.nugget_labels import save_assignment
 
     server = await scripted(Assigner())
     db = f"sqlite:///{tmp_path / 'l.db'}"

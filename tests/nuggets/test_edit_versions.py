@@ -49,9 +49,9 @@ def test_each_edit(tmp_path: Path) -> None:
 
 
 def test_versions_history_stale_and_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from ragmeter.experiments.nugget_versions import current_set, history, save_edit, set_name
     from ragmeter.store import open_store
     from ragmeter.store.nugget_sets import StaleVersion
+    from ragmeter.validity.nugget_versions import current_set, history, save_edit, set_name
 
     path = write_set(tmp_path / "s.jsonl")
     name = set_name(str(path))

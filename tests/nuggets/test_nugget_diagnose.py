@@ -102,7 +102,7 @@ def _dataset() -> EvalDataset:
 
 async def test_diagnose_names_the_lost_nuggets_of_each_part(tmp_path: Path, scripted: Any) -> None:
     from ragmeter.diagnose.attribution import adiagnose
-    from ragmeter.runner import arun_evaluation
+    from ragmeter.run import arun_evaluation
     from ragmeter.store import open_store
 
     server = await scripted(Assigner())

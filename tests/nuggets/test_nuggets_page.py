@@ -20,10 +20,10 @@ BASE = "http://127.0.0.1"
 async def test_posts_csrf_bad_input_conflicts_and_edits(tmp_path: Path, scripted: Any) -> None:
     from starlette.testclient import TestClient
 
-    from ragmeter.experiments.nugget_versions import history, set_name
-    from ragmeter.runner import arun_evaluation
+    from ragmeter.run import arun_evaluation
     from ragmeter.store import open_store
     from ragmeter.store.labels import all_labels
+    from ragmeter.validity.nugget_versions import history, set_name
     from ragmeter.view.annotate import AnnotatingViewer, annotate_routes
     from ragmeter.view.app import create_app
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ragmeter.models import Document, EvalConfig, EvalDataset, EvalQuery
-from ragmeter.runner import run_evaluation
+from ragmeter.run import run_evaluation
 
 # country -> (gold, the system's answer, its confidence)
 CASES = {

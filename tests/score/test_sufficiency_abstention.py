@@ -93,7 +93,7 @@ def _responder(calls: list[str]) -> Any:
 async def _run(tmp_path: Path, metrics: list[str]) -> tuple[Any, list[str]]:
     from ragmeter.llm import from_spec
     from ragmeter.llm.scripted import ScriptedServer
-    from ragmeter.runner import arun_evaluation
+    from ragmeter.run import arun_evaluation
 
     calls: list[str] = []
     ds = _dataset()

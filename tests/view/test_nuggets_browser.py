@@ -58,7 +58,7 @@ def judge_url() -> Iterator[str]:
 
 
 def _run(data: Path, db: str, nuggets: Path, url: str) -> str:
-    from ragmeter.runner import run_evaluation
+    from ragmeter.run import run_evaluation
 
     config = EvalConfig(
         dataset=str(data),

@@ -99,9 +99,9 @@ def calibrate_command(
     with people on the items it answers is at least --target-agreement with probability 1 - --risk
     (fixed-sequence testing over decreasing thresholds, exact binomial tests; Jung et al., ICLR 2025)."""
     from ragmeter.datasets import load_dataset
-    from ragmeter.experiments.escalation import calibration_items
     from ragmeter.safefiles import check_output_path
     from ragmeter.validity.calibration import calibrate, save_calibration
+    from ragmeter.validity.escalation import calibration_items
 
     bounds = _scale(scale)
     out_path = output or f"calibration-{metric}.json"

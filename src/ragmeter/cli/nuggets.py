@@ -102,10 +102,10 @@ def export_command(
         _convert(path, None, output, dst)
         return
     from ragmeter.cli.options import open_db
-    from ragmeter.experiments.nugget_versions import history as set_history
-    from ragmeter.experiments.nugget_versions import set_name, version_of
     from ragmeter.nuggets import write_nuggets
     from ragmeter.safety import check_output_path
+    from ragmeter.validity.nugget_versions import history as set_history
+    from ragmeter.validity.nugget_versions import set_name, version_of
 
     check_output_path(output, source="--output")
     name = set_name(path)

@@ -61,7 +61,6 @@ PHRASES_VERSION = (
     + hashlib.sha256("\n".join(REFUSAL_PHRASES).encode()).hexdigest()[:8]
 )
 
-COMPUTED_BY = "ragmeter.score.abstention:abstention_values"
 # name -> (higher is better, the queries it is defined on, what 1 means)
 ABSTENTION_METRICS: dict[str, tuple[bool, str, str]] = {
     "abstention_rate": (False, "answered queries", "the answer declined (abstained judge, else the phrases)"),
@@ -97,7 +96,7 @@ def load() -> None:
         scale="0/1",
         version=PHRASES_VERSION,
         default=False,
-        computed_by=COMPUTED_BY,
+        computed_by="ragmeter.score.abstention:abstention_values",
         description="1 if the answer contains a declared refusal phrase (the abstained judge's free fallback)",
     )
     for name, (higher, over, what) in ABSTENTION_METRICS.items():
@@ -110,6 +109,6 @@ def load() -> None:
             higher_is_better=higher,
             interval="wilson",
             scale="rate",
-            computed_by=COMPUTED_BY,
+            computed_by="ragmeter.score.abstention:abstention_values",
             description=f"share of {over} where {what}",
         )

@@ -99,8 +99,8 @@ def answer_labels(
 def store_ppi(store: Store, run: EvalRunResult) -> tuple[dict[str, PPIEstimate], list[str], int]:
     """PPI of the run's judge metrics recomputed from the labels given from the queue: (estimates, notes,
     number of queue labels used)."""
-    from ragmeter.experiments.nugget_labels import ppi_labels
     from ragmeter.score.ppi import run_ppi
+    from ragmeter.validity.nugget_labels import ppi_labels
 
     labels = answer_labels(store, run, run.per_query, queue_only=True)
     for metric, values in ppi_labels(store, run).items():  # human nugget scores from assignment labels
@@ -122,8 +122,8 @@ def validate_run(
 ) -> ValidationReport:
     """The run's stored judge values of `metric` against the store's labels of the same answers (queue and
     browse labels alike); no judge call."""
-    from ragmeter.experiments.nugget_labels import has_assignment_labels, validate_assignments
     from ragmeter.validity.judge_validation import build_report
+    from ragmeter.validity.nugget_labels import has_assignment_labels, validate_assignments
 
     if has_assignment_labels(store, run_id, metric):  # a nugget score: its assignments, nugget by nugget
         return validate_assignments(store, run_id, metric, seed=seed)
@@ -246,7 +246,7 @@ def _json_item(
     qid = str(rec.get("query_id") or "")
     who = str(rec.get("annotator") or annotator)
     if rec["kind"] == "assignment":
-        from ragmeter.experiments.nugget_labels import import_item
+        from ragmeter.validity.nugget_labels import import_item
 
         return import_item(store, rec, where, answers, who)
     if rec["kind"] == "relevance":

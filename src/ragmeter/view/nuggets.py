@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlencode
 
 from ragmeter.errors import InputError
-from ragmeter.experiments.nugget_labels import assignment_labels, save_assignment
-from ragmeter.experiments.nugget_versions import current_set, history, run_nuggets, run_set_name, save_edit
 from ragmeter.store.labels import ASSIGNMENT_VALUES, StaleLabel, assignment_name
 from ragmeter.store.nugget_sets import StaleVersion
+from ragmeter.validity.nugget_labels import assignment_labels, save_assignment
+from ragmeter.validity.nugget_versions import current_set, history, run_nuggets, run_set_name, save_edit
 from ragmeter.view.app import BadRequest, NotFound, run_href
 
 if TYPE_CHECKING:

@@ -28,14 +28,14 @@ from ragmeter.store.labels import (
 )
 
 if TYPE_CHECKING:
-    from ragmeter.experiments.judge_validation import ValidationReport
     from ragmeter.store.api import Store
+    from ragmeter.validity.judge_validation import ValidationReport
 
 SCALE = (0.0, 2.0)  # not_support, partial_support, support, for agreement
 
 
 def _set_hash(store: Store, run: EvalRunResult) -> str:
-    from ragmeter.experiments.nugget_versions import run_nuggets
+    from ragmeter.validity.nugget_versions import run_nuggets
 
     return run_nuggets(store, run).hash
 
@@ -52,7 +52,7 @@ def save_assignment(
     expected_version: int,
 ) -> Label:
     """Store a person's label of the run's current answer to `query_id` for one nugget of the run's set."""
-    from ragmeter.experiments.nugget_versions import run_nuggets
+    from ragmeter.validity.nugget_versions import run_nuggets
 
     nuggets = run_nuggets(store, run)
     if assignment not in ASSIGNMENT_VALUES:
@@ -118,7 +118,7 @@ def human_scores(nuggets: NuggetSet, labels: dict[str, dict[str, Label]]) -> dic
 
 def ppi_labels(store: Store, run: EvalRunResult) -> dict[str, dict[str, float]]:
     """The human nugget scores PPI uses: from queue labels only (a uniform sample of the run's queries)."""
-    from ragmeter.experiments.nugget_versions import run_nuggets
+    from ragmeter.validity.nugget_versions import run_nuggets
 
     if not _has_nuggets(run):
         return {}
@@ -146,7 +146,7 @@ def has_assignment_labels(store: Store, run_id: str, metric: str) -> bool:
 
 def validate_assignments(store: Store, run_id: str, metric: str, *, seed: int = 42) -> ValidationReport:
     """The assignment judge's labels (stored with `metric`'s values) against people's, item by item."""
-    from ragmeter.experiments.judge_validation import build_report
+    from ragmeter.validity.judge_validation import build_report
 
     run = store.get_run(run_id)
     labels = assignment_labels(store, run)

@@ -16,17 +16,17 @@ import asyncio
 from dataclasses import dataclass
 
 from ragmeter.errors import InputError
-from ragmeter.experiments.judge_validation import (
+from ragmeter.judges.confidence import repeat_confidence
+from ragmeter.llm.base import LLMClient
+from ragmeter.llm.sampling import resampled
+from ragmeter.models import EvalDataset, MetricResult
+from ragmeter.validity.judge_validation import (
     infer_scale,
     judge_items,
     judge_range,
     labelled_queries,
     to_human_scale,
 )
-from ragmeter.judges.confidence import repeat_confidence
-from ragmeter.llm.base import LLMClient
-from ragmeter.llm.sampling import resampled
-from ragmeter.models import EvalDataset, MetricResult
 
 
 @dataclass(frozen=True)
