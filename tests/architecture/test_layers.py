@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("ragmeter.cli", "ragmeter.pytest_plugin"),
     ("ragmeter",),  # the package root: the public API, re-exported lazily
     ("ragmeter.report", "ragmeter.view", "ragmeter.integrations"),
-    ("ragmeter.experiments", "ragmeter.diagnose"),
+    ("ragmeter.experiments", "ragmeter.validity", "ragmeter.diagnose"),
     ("ragmeter.run", "ragmeter.distributed"),
     ("ragmeter.score",),
     (
@@ -57,7 +57,9 @@ LAYERS: list[tuple[str, ...]] = [
 PEERS: dict[str, set[str]] = {
     # the viewer shows what the report renders; a report needs no viewer
     "ragmeter.view": {"ragmeter.report"},
-    "ragmeter.run": {"ragmeter.distributed"},  # the Ray executor starts Ray through distributed.cluster
+    "ragmeter.run": {"ragmeter.distributed"},
+    # judge cards build on the judge-validation code that stays in experiments/ for now
+    "ragmeter.validity": {"ragmeter.experiments"},  # the Ray executor starts Ray through distributed.cluster
     "ragmeter.systems": {"ragmeter.datasets", "ragmeter.semantic", "ragmeter.ir", "ragmeter.store"},
     "ragmeter.datasets": {"ragmeter.store"},  # ingesting a corpus writes it to the store
     # the registry knows the IR engine's measures; the other families declare their records beside their

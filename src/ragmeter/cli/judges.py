@@ -341,3 +341,12 @@ def agreement_command(
     con.print(_table(rows, ["run", "human", "LLM", "rank (human)", "rank (LLM)"], out["measure"]))
     for note in out["notes"]:
         con.print(f"note: {note}")
+
+
+def _register_card() -> None:
+    from ragmeter.cli.judge_card import card_command
+
+    judges.add_command(card_command)
+
+
+_register_card()
