@@ -68,5 +68,16 @@ def test_max_drift_refuses_a_drifted_judge(
     # within the allowed drift the run goes on
     code, out, err = ragmeter_cli(*run, "--judge", v2, "--max-drift", "0.2", "--card", anchor["card_id"])
     assert code == 0, err
-    assert json.loads(out)["aggregate"]["retrieval_grade"]["n"] == 6
+    done = json.loads(out)
+    assert done["aggregate"]["retrieval_grade"]["n"] == 6
     assert _runs(cli_env["db"]) == before + 1
+
+    # `runs show` puts the judge's newest card beside its judged metric; a card's own run shows the card
+    code, out, err = ragmeter_cli("runs", "show", done["run_id"], "--db", cli_env["db"])
+    assert code == 0, err
+    line = next(x for x in out.splitlines() if x.startswith("judge card"))
+    assert "retrieval_grade" in line and f"drift 0.167 against {anchor['card_id']}" in line
+    code, out, _ = ragmeter_cli("runs", "show", done["run_id"], "--db", cli_env["db"], "--format", "json")
+    assert json.loads(out)["judge_cards"]["retrieval_grade"]["drift"]["items"] == ["q-italy"]
+    code, out, _ = ragmeter_cli("runs", "show", anchor["card_id"], "--db", cli_env["db"])
+    assert code == 0 and "bias padding vs original" in out and "flagged: nothing" in out

@@ -86,3 +86,17 @@ def card_markdown(card: JudgeCard) -> str:
     ]
     out += [f"| {' | '.join(r)} |" for r in card_rows(card)]
     return "\n".join(out) + "\n"
+
+
+def card_summary(card: JudgeCard) -> str:
+    """One line: a judged metric's card as `runs show` prints it beside the metric."""
+    parts = [f"judge card {card.card_id} for {card.metric} ({card.n_items} items)"]
+    if card.consistency is not None and card.consistency.flip_share is not None:
+        parts.append(f"repeat flips {card.consistency.flip_share:.3f}")
+    if card.agreement is not None and card.agreement.get("kappa") is not None:
+        parts.append(f"kappa {card.agreement['kappa']:.3f}")
+    if card.drift is not None and card.drift.share is not None:
+        parts.append(f"drift {card.drift.share:.3f} against {card.drift.against}")
+    flagged = card.flagged
+    parts.append("flagged: " + (", ".join(flagged) if flagged else "nothing"))
+    return "; ".join(parts)

@@ -144,3 +144,17 @@ def drift_check(
                 f"(card {cards[0].card_id}), more than --max-drift {max_drift:g}"
             )
     return None
+
+
+def cards_for_run(store: Any, judge_spec: str | None, metrics: list[str]) -> dict[str, JudgeCard]:
+    """The newest stored card of this judge for each of `metrics` that has one."""
+    if not judge_spec:
+        return {}
+    from ragmeter.llm.spec import public_spec
+
+    spec = public_spec(judge_spec)
+    out: dict[str, JudgeCard] = {}
+    for card in stored_cards(store, judge_spec=spec):
+        if card.metric in metrics and card.metric not in out:
+            out[card.metric] = card
+    return out
