@@ -73,10 +73,11 @@ def master_key_obeying(req: ScriptedRequest) -> Step:
 
 
 def fair_noisy(req: ScriptedRequest) -> Step:
-    """Grades the answer's true grade; one request in ten (by a hash of the request and its repeat count)
-    is judged the other way round."""
+    """Grades the answer's true grade, except one request in twenty (by a hash of the request and its repeat
+    count) judged the other way round: two judgments of an item disagree about 10% of the time."""
     grade = _grade(_answer(req))
-    noise = hashlib.sha256(f"{req.user}|{req.seen}".encode()).digest()[0] % 10 == 0
+    digest = hashlib.sha256(f"{req.user}|{req.seen}".encode()).digest()
+    noise = int.from_bytes(digest[:4], "big") % 20 == 0
     return _reply(10 - grade if noise else grade)
 
 
@@ -123,15 +124,19 @@ async def test_master_key_judge_is_flagged_on_master_keys_only(scripted: Callabl
 
 
 async def test_fair_noisy_judge_flags_nothing(scripted: Callable[..., Any]) -> None:
-    card = await _card(scripted, fair_noisy, repeats=3, generator="openai:gpt-4o")
+    card = await _card(scripted, fair_noisy, repeats=2, generator="openai:gpt-4o")
     assert card.flagged == []
-    assert card.consistency is not None
-    # repeats disagree on about 10% of requests: an item flips when any of its 3 repeats does
-    assert card.consistency.flip_share is not None and 0.1 < card.consistency.flip_share < 0.45
+    assert card.consistency is not None and card.consistency.n == N
+    # the two repeats disagree on about 10% of the items
+    assert card.consistency.flip_share is not None and 0.04 <= card.consistency.flip_share <= 0.2
+    assert card.consistency.flips == round(card.consistency.flip_share * N)
     lo, hi = card.consistency.flip_share_ci95 or (0, 0)
     assert lo <= card.consistency.flip_share <= hi
+    moved = 0
     for s in card.bias:
-        assert s.ci95 is not None and s.ci95[0] <= 0.05 and s.n == N
+        assert s.ci95 is not None and s.ci95[1] >= -0.05 and s.ci95[0] <= 0.05 and s.n == N
+        moved += s.favour + s.against
+    assert moved > 0  # the noise reaches the battery: the shifts are not trivially 0
 
 
 async def test_self_judging_is_flagged(scripted: Callable[..., Any]) -> None:

@@ -13,12 +13,10 @@ import hashlib
 import json
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
 from ragmeter.errors import InputError
 from ragmeter.experiments.judge_validation import (
@@ -33,103 +31,13 @@ from ragmeter.stats.intervals import wilson
 from ragmeter.stats.krippendorff import repeat_stability
 from ragmeter.stats.sign import net_shift
 from ragmeter.validity import perturb as P
+from ragmeter.validity.drift import check_anchors, drift
+from ragmeter.validity.models import Anchors, Consistency, JudgeCard, Shift
 
-CARD_SCHEMA = "ragmeter.judge_card/1"
+__all__ = ["DEFAULT_TOLERANCE", "PASSAGE_JUDGES", "JudgeCard", "build_card", "card_items", "fingerprint"]
 DEFAULT_TOLERANCE = 0.05
 # Judges that grade passages (the perturbation goes into every passage), not an answer.
 PASSAGE_JUDGES = frozenset({"retrieval_grade", RELEVANCE_JUDGE})
-
-
-class Shift(BaseModel):
-    """One perturbation's net shift: (verdicts moved in its favour - against) / n over items."""
-
-    model_config = ConfigDict(extra="forbid")
-    perturbation: str
-    baseline: str
-    n: int
-    n_failed: int
-    favour: int
-    against: int
-    ties: int
-    net_shift: float | None
-    ci95: tuple[float, float] | None
-    ci_method: str = "percentile bootstrap of the mean sign, 2,000 resamples"
-    p_value: float
-    flagged: bool
-    direction: str  # "in favour", "against" or "" (inside tolerance)
-
-
-class Consistency(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    repeats: int
-    n: int
-    flips: int
-    flip_share: float | None
-    flip_share_ci95: tuple[float, float] | None
-    ci_method: str = "Wilson"
-    alpha: float | None
-    alpha_ci95: tuple[float, float] | None
-
-
-class Anchors(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    ids: list[str]
-    fingerprint: str
-    values: dict[str, float | None]
-
-
-class Drift(BaseModel):
-    """Label flips against an earlier card's anchors (pass verdicts: value >= the middle of the range)."""
-
-    model_config = ConfigDict(extra="forbid")
-    against: str
-    against_judge: str
-    n: int
-    n_failed: int
-    flips: int
-    share: float | None
-    ci95: tuple[float, float] | None
-    ci_method: str = "Wilson"
-    items: list[str]
-    kappa_before: float | None = None
-    kappa_after: float | None = None
-    kappa_change: float | None = None
-
-
-class JudgeCard(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    schema_version: str = Field(default=CARD_SCHEMA, alias="schema")
-    card_id: str | None = None
-    judge_spec: str
-    judge: dict[str, Any]
-    metric: str
-    prompt_version: str | None
-    dataset: str
-    n_items: int
-    seed: int
-    tolerance: float
-    battery_version: str = P.PERTURBATIONS_VERSION
-    master_keys: dict[str, Any]
-    created_at: str
-    agreement: dict[str, Any] | None
-    consistency: Consistency | None
-    bias: list[Shift]
-    self_judging: dict[str, Any]
-    anchors: Anchors
-    drift: Drift | None = None
-    usage: dict[str, Any]
-    seconds: float
-    notes: list[str] = Field(default_factory=list)
-
-    @property
-    def flagged(self) -> list[str]:
-        out = [s.perturbation for s in self.bias if s.flagged]
-        if self.self_judging.get("flagged"):
-            out.append("self_judging")
-        return out
-
-    def dump(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", by_alias=True)
 
 
 def _graded_text(query: EvalQuery, metric: str) -> str:
@@ -212,14 +120,6 @@ def _shift(name: str, baseline: str, signs: list[int], failed: int, tolerance: f
         flagged=side != 0,
         direction={1: "in favour", -1: "against", 0: ""}[side],
     )
-
-
-def passes(value: float | None, metric: str) -> bool | None:
-    """The pass verdict of a judge value: at least the middle of the judge's range."""
-    if value is None:
-        return None
-    lo, hi = judge_range(metric)
-    return value >= (lo + hi) / 2
 
 
 def _consistency(runs: Sequence[Sequence[MetricResult]], metric: str, seed: int) -> Consistency:
@@ -371,52 +271,3 @@ async def build_card(
     if against is not None:
         card.drift = drift(card, against)
     return card
-
-
-def check_anchors(metric: str, ids: Sequence[str], print_: str, before: JudgeCard) -> None:
-    """Refuse items that are not `before`'s anchors (other ids, or other inputs: the fingerprint)."""
-    if metric != before.metric:
-        raise InputError(
-            f"card {before.card_id or '?'} is for {before.metric!r}, not {metric!r}", source="--against"
-        )
-    if list(ids) != before.anchors.ids or print_ != before.anchors.fingerprint:
-        raise InputError(
-            f"the items are not card {before.card_id or '?'}'s anchors (ids or inputs differ: fingerprint "
-            f"{print_[:12]} vs {before.anchors.fingerprint[:12]}); give the same dataset and sample",
-            source="--against",
-        )
-
-
-def drift(card: JudgeCard, before: JudgeCard) -> Drift:
-    """Label flips of `card` against `before` on the same anchors (refused when the anchors differ)."""
-    check_anchors(card.metric, card.anchors.ids, card.anchors.fingerprint, before)
-    flipped, failed, n = [], 0, 0
-    for qid in card.anchors.ids:
-        a = passes(before.anchors.values.get(qid), card.metric)
-        b = passes(card.anchors.values.get(qid), card.metric)
-        if a is None or b is None:
-            failed += 1
-            continue
-        n += 1
-        if a != b:
-            flipped.append(qid)
-    k_before = _kappa(before.agreement)
-    k_after = _kappa(card.agreement)
-    return Drift(
-        against=before.card_id or "?",
-        against_judge=before.judge_spec,
-        n=n,
-        n_failed=failed,
-        flips=len(flipped),
-        share=len(flipped) / n if n else None,
-        ci95=wilson(len(flipped), n) if n else None,
-        items=flipped,
-        kappa_before=k_before,
-        kappa_after=k_after,
-        kappa_change=None if k_before is None or k_after is None else k_after - k_before,
-    )
-
-
-def _kappa(agreement: Mapping[str, Any] | None) -> float | None:
-    value = (agreement or {}).get("kappa")
-    return float(value) if isinstance(value, int | float) else None

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ragmeter.validity.card import JudgeCard
+from ragmeter.validity.models import JudgeCard
 
 
-def _f(v: float | None, d: int = 3) -> str:
-    return "-" if v is None else f"{v:+.{d}f}" if d == 2 else f"{v:.{d}f}"
+def _f(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3f}"
 
 
 def _ci(ci: tuple[float, float] | None) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragmeter.errors import InputError
-from ragmeter.validity.card import JudgeCard
+from ragmeter.validity.models import JudgeCard
 
 CARD_SYSTEM = "judge-card"
 
