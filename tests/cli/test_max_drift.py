@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,6 +31,14 @@ def server() -> Iterator[ScriptedServer]:
 
     with scripted_server(_grade) as srv:
         yield srv
+
+
+def cards_v2_id(db: str) -> str:
+    from ragmeter.store import open_store
+    from ragmeter.validity.storage import stored_cards
+
+    with open_store(db) as store:
+        return str(next(c.card_id for c in stored_cards(store) if c.drift is not None))
 
 
 def _runs(db: str) -> int:
@@ -81,3 +90,11 @@ def test_max_drift_refuses_a_drifted_judge(
     assert json.loads(out)["judge_cards"]["retrieval_grade"]["drift"]["items"] == ["q-italy"]
     code, out, _ = ragmeter_cli("runs", "show", anchor["card_id"], "--db", cli_env["db"])
     assert code == 0 and "bias padding vs original" in out and "flagged: nothing" in out
+    # and in the HTML report's run notes
+    report_dir = Path(cli_env["db"].removeprefix("sqlite:///")).parent / "report"
+    code, _, err = ragmeter_cli(
+        "report", done["run_id"], "--out", str(report_dir), "--no-plots", "--db", cli_env["db"]
+    )
+    assert code == 0, err
+    html = (report_dir / "report.html").read_text(encoding="utf-8")
+    assert f"judge card {cards_v2_id(cli_env['db'])} for retrieval_grade" in html

@@ -158,3 +158,11 @@ def cards_for_run(store: Any, judge_spec: str | None, metrics: list[str]) -> dic
         if card.metric in metrics and card.metric not in out:
             out[card.metric] = card
     return out
+
+
+def card_notes(store: Any, run: Any) -> list[str]:
+    """One line per judged metric of `run` with a stored card of its judge (for reports' run notes)."""
+    from ragmeter.validity.render import card_summary
+
+    cards = cards_for_run(store, run.config.judge_model, list(run.aggregate))
+    return [card_summary(c) for c in cards.values()]
