@@ -81,7 +81,7 @@ def card_markdown(card: JudgeCard) -> str:
         f"Judge card: `{card.metric}` by `{card.judge_spec}` (prompt {card.prompt_version}), "
         f"{card.n_items} items, tolerance {card.tolerance:g}, {card.seconds:.0f} s.",
         "",
-        "| perturbation | compared with | n | net shift | 95% CI | sign test |",
+        "| perturbation | compared with | n | net shift | 95% CI (percentile bootstrap) | sign test |",
         "|---|---|---:|---:|---:|---|",
     ]
     out += [f"| {' | '.join(r)} |" for r in card_rows(card)]
