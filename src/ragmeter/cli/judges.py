@@ -346,3 +346,12 @@ def agreement_command(
 from ragmeter.cli.judges_calibrate import calibrate_command  # noqa: E402  (it reuses the options above)
 
 judges.add_command(calibrate_command)
+
+
+def _register_card() -> None:
+    from ragmeter.cli.judge_card import card_command
+
+    judges.add_command(card_command)
+
+
+_register_card()

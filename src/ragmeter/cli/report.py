@@ -30,11 +30,19 @@ def load_runs(specs: tuple[str, ...] | list[str], db: str | None = None) -> list
                 from ragmeter.store import open_store
 
                 store = open_store(db)
-            runs.append(store.get_run(spec))
+            runs.append(_with_cards(store, store.get_run(spec)))
     finally:
         if store is not None:
             store.close()
     return runs
+
+
+def _with_cards(store: object, run: EvalRunResult) -> EvalRunResult:
+    """The run with its judge's stored cards as notes (one line per judged metric; ragmeter.validity)."""
+    from ragmeter.validity.storage import card_notes
+
+    notes = card_notes(store, run)
+    return run.model_copy(update={"notes": [*run.notes, *notes]}) if notes else run
 
 
 @click.command("report")

@@ -37,6 +37,15 @@ from ragmeter.cli.settings import log_options, settings_options
     GENERATE_OPTIONS,
     COST_OPTIONS,
 )
+@click.option(
+    "--max-drift",
+    type=float,
+    metavar="X",
+    help="Refuse unless the judge's stored card against --card shows label drift <= X (`judges card --against`).",
+)
+@click.option(
+    "--card", "drift_card", metavar="CARD", help="The anchor card that --max-drift is measured against."
+)
 @settings_options
 @log_options
 @db_option
@@ -47,10 +56,13 @@ def run_command(**params: Any) -> None:
     from ragmeter.llm.spend import SpendCapReached
     from ragmeter.run.api import run_prepared
 
+    max_drift, drift_card = params.pop("max_drift"), params.pop("drift_card")
     if params.get("resume") and _resume_replay(params):
         return
     checked = check_run(params)  # every flag, the config and the whole invocation, checked once
     flags, store = checked.flags, checked.store
+    if max_drift is not None or drift_card is not None:
+        _check_drift(store, checked.prepared.config, max_drift, drift_card)
     flags.cost.check_prepared(checked.prepared)  # under a cap: every LLM priced, before anything is stored
     if flags.cost.estimate:
         from ragmeter.cli.run_estimate import estimate_command
@@ -94,6 +106,26 @@ def run_command(**params: Any) -> None:
         click.echo(f"ragmeter: fail-under: {line}", err=True)
     if short:
         sys.exit(1)
+
+
+def _check_drift(store: Any, config: Any, max_drift: float | None, card: str | None) -> None:
+    """--max-drift X --card CARD: refuse (one line, exit 2, nothing run) a judge whose stored card against
+    CARD shows more label drift than X, or that has no such card."""
+    from ragmeter.errors import InputError
+    from ragmeter.llm.spec import public_spec
+    from ragmeter.validity.storage import drift_check
+
+    if max_drift is None or card is None:
+        raise InputError("--max-drift and --card go together", source="--max-drift" if card else "--card")
+    if not 0 <= max_drift <= 1:
+        raise InputError(f"--max-drift is a share in [0, 1], got {max_drift:g}", source="--max-drift")
+    if not config.judge_model or not config.use_llm_judge:
+        store.close()
+        raise InputError("--max-drift needs a judge (--judge)", source="--max-drift")
+    refusal = drift_check(store, public_spec(config.judge_model), list(config.metrics or []), card, max_drift)
+    if refusal is not None:
+        store.close()
+        raise InputError(refusal, source="--max-drift")
 
 
 def flaky_lines(flaky: Mapping[str, Any], *, fails: bool) -> list[str]:

@@ -83,19 +83,35 @@ def _headline(r: EvalRunResult) -> str:
 def show_command(run_id: str, fmt: str, db: str | None) -> None:
     """One run: its summary, or (--format json) the whole EvalRunResult with per-query results."""
     from ragmeter.validity.human_labels import store_ppi
+    from ragmeter.validity.storage import CARD_SYSTEM, cards_for_run, load_card
 
     with open_db(db) as store:
         result = store.get_run(run_id)
         # PPI recomputed on read from the labels people gave from the viewer's queue (when there are any).
         estimates, ppi_notes, n_labels = store_ppi(store, result)
+        own = load_card(store, result.run_id or run_id) if result.config.system == CARD_SYSTEM else None
+        cards = cards_for_run(store, result.config.judge_model, list(result.aggregate))
     if n_labels:
         note = f"PPI recomputed from {n_labels} queue label(s) in the store"
         notes = [*result.notes, note, *ppi_notes]
         result = result.model_copy(update={"ppi": {**result.ppi, **estimates}, "notes": notes})
     if fmt == "json":
-        echo_json(result.model_dump(mode="json"))
+        out = result.model_dump(mode="json")
+        if own is not None or cards:  # judge cards beside the judged metrics (ragmeter.validity)
+            out["judge_cards"] = {m: c.dump() for m, c in cards.items()} if own is None else own.dump()
+        echo_json(out)
     else:
         print_run(result)
+        _print_cards(own, cards)
+
+
+def _print_cards(own: Any, cards: dict[str, Any]) -> None:
+    from ragmeter.validity.render import card_lines, card_summary
+
+    for line in card_lines(own) if own is not None else []:
+        click.echo(line)
+    for card in cards.values():
+        click.echo(card_summary(card))
 
 
 def _p(value: float | None) -> str:
