@@ -229,3 +229,28 @@ async def test_drift_reports_the_known_flips_and_gates(scripted: Callable[..., A
         refusal = drift_check(store, v2_spec, ["groundedness"], first["card_id"], 0.1)
         assert refusal is not None and "0.150" in refusal and "--max-drift 0.1" in refusal
         assert drift_check(store, "openai:other", ["groundedness"], first["card_id"], 0.5) is not None
+
+
+async def test_a_card_carries_the_escalation_calibration(
+    scripted: Callable[..., Any], tmp_path: Path
+) -> None:
+    """A card embeds its judge's escalation threshold (`judges calibrate`), and `run --card` reads it back."""
+    from ragmeter.validity.calibration import calibrate, load_calibration
+
+    card = await _card(scripted, fair_noisy)
+    cal = calibrate(
+        [0.95] * 40 + [0.4] * 20,
+        [True] * 40 + [False] * 20,
+        judge=card.judge_spec,
+        metric="groundedness",
+        confidence="logprob",
+        target_agreement=0.9,
+        risk=0.1,
+        n_failed=0,
+        labels="labels.json",
+    )
+    with_cal = JudgeCard.model_validate({**card.model_dump(by_alias=True), "escalation": cal.model_dump()})
+    path = tmp_path / "card.json"
+    path.write_text(with_cal.model_dump_json(by_alias=True))
+    assert load_calibration(path) == cal
+    assert JudgeCard.model_validate_json(path.read_text()).escalation == cal

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragmeter.validity import perturb as P
+from ragmeter.validity.calibration import EscalationCalibration
 
 CARD_SCHEMA = "ragmeter.judge_card/1"
 
@@ -88,6 +89,9 @@ class JudgeCard(BaseModel):
     self_judging: dict[str, Any]
     anchors: Anchors
     drift: Drift | None = None
+    # the threshold of an escalating judge calibrated on people's labels (`ragmeter judges calibrate`); `run
+    # --escalate-to STRONG --card CARD.json` reads it from a card as from a calibration file
+    escalation: EscalationCalibration | None = None
     usage: dict[str, Any]
     seconds: float
     notes: list[str] = Field(default_factory=list)
