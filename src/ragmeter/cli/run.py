@@ -43,9 +43,6 @@ from ragmeter.cli.settings import log_options, settings_options
     metavar="X",
     help="Refuse unless the judge's stored card against --card shows label drift <= X (`judges card --against`).",
 )
-@click.option(
-    "--card", "drift_card", metavar="CARD", help="The anchor card that --max-drift is measured against."
-)
 @settings_options
 @log_options
 @db_option
@@ -56,7 +53,11 @@ def run_command(**params: Any) -> None:
     from ragmeter.llm.spend import SpendCapReached
     from ragmeter.run.api import run_prepared
 
-    max_drift, drift_card = params.pop("max_drift"), params.pop("drift_card")
+    max_drift = params.pop("max_drift")
+    # one --card: the anchor card of --max-drift, or the calibrated card of --escalate-to (or both at once)
+    drift_card = params.get("card") if max_drift is not None else None
+    if max_drift is not None and params.get("escalate_to") is None:
+        params["card"] = None  # read by --max-drift alone
     if params.get("resume") and _resume_replay(params):
         return
     checked = check_run(params)  # every flag, the config and the whole invocation, checked once

@@ -178,7 +178,8 @@ JUDGING_OPTIONS: list[Option] = [
     click.option(
         "--card",
         metavar="FILE",
-        help="Calibration of --judge (`ragmeter judges calibrate`), with --escalate-to.",
+        help="A judge card (or calibration file): with --escalate-to, the calibration of --judge (`ragmeter "
+        "judges calibrate`); with --max-drift, the anchor card drift is measured against (`judges card`).",
     ),
     click.option(
         "--nuggets-prompt",
