@@ -47,7 +47,8 @@ def _dataset() -> EvalDataset:
 
 
 def _answer(req: ScriptedRequest) -> str:
-    m = re.search(r"Answer:\n(.*?)\n\nSources:", req.user, re.S)
+    # the shared judge layout: question, retrieved texts, "Answer to judge:", then the task
+    m = re.search(r"Answer to judge:\n(.*?)\n\n(?:Reference answer|Task: )", req.user, re.S)
     assert m is not None, req.user
     return m.group(1)
 
