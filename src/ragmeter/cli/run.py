@@ -53,17 +53,14 @@ def run_command(**params: Any) -> None:
     from ragmeter.llm.spend import SpendCapReached
     from ragmeter.run.api import run_prepared
 
-    max_drift = params.pop("max_drift")
-    # one --card: the anchor card of --max-drift, or the calibrated card of --escalate-to (or both at once)
-    drift_card = params.get("card") if max_drift is not None else None
-    if max_drift is not None and params.get("escalate_to") is None:
-        params["card"] = None  # read by --max-drift alone
     if params.get("resume") and _resume_replay(params):
         return
     checked = check_run(params)  # every flag, the config and the whole invocation, checked once
     flags, store = checked.flags, checked.store
-    if max_drift is not None or drift_card is not None:
-        _check_drift(store, checked.prepared.config, max_drift, drift_card)
+    if (
+        params.get("max_drift") is not None
+    ):  # --card: the anchor card here, the calibration with --escalate-to
+        _check_drift(store, checked.prepared.config, params["max_drift"], params.get("card"))
     flags.cost.check_prepared(checked.prepared)  # under a cap: every LLM priced, before anything is stored
     if flags.cost.estimate:
         from ragmeter.cli.run_estimate import estimate_command

@@ -9,12 +9,17 @@ from ragmeter.errors import InputError
 
 
 def escalation_extra(
-    strong: str | None, card: str | None, judge: str | None, repeat: int | None
+    strong: str | None,
+    card: str | None,
+    judge: str | None,
+    repeat: int | None,
+    *,
+    max_drift: float | None = None,
 ) -> dict[str, Any] | None:
     """config.extra["escalation"] from the flags, or None without them; a bad combination or card is an
     InputError naming the flag or the file's field."""
-    if strong is None and card is None:
-        return None
+    if strong is None and (card is None or max_drift is not None):
+        return None  # no cascade (a --card given with --max-drift alone is its anchor card)
     if strong is None or card is None:
         missing, given = ("--escalate-to", "--card") if strong is None else ("--card", "--escalate-to")
         raise InputError(f"needs {missing} too", source=given)

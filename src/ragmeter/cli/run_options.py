@@ -218,7 +218,9 @@ class JudgingOptions:
             repeat=repeat,
             repeat_temperature=temperature,
             nuggets=_nuggets(p.get("nuggets"), p.get("nuggets_prompt")),
-            escalation=escalation_extra(p.get("escalate_to"), p.get("card"), p["judge"], repeat),
+            escalation=escalation_extra(
+                p.get("escalate_to"), p.get("card"), p["judge"], repeat, max_drift=p.get("max_drift")
+            ),
         )
 
     def config_fields(self) -> dict[str, Any]:
