@@ -1,4 +1,4 @@
-"""Seams of issue 38: a flag the run cannot honour, a missing model folder, a gate or effect outside its
+"""Seams a user trips on: a flag the run cannot honour, a missing model folder, a gate or effect outside its
 metric's range, a module that raises at import, a refused bundle or a failed download. Each is one line
 naming the flag or file, exit 2, no run row stored and no folder left behind."""
 

@@ -1,5 +1,5 @@
 """`diagnose --also closed-book`: the generator replayed with no context, with or without qrels; per query
-closed_book_correct stored on the diagnosed run (issue 40)."""
+closed_book_correct stored on the diagnosed run."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The context_sufficiency and abstained judges' replies (issue 40): binary, with the reason, fail-soft."""
+"""The context_sufficiency and abstained judges' replies: binary, with the reason, fail-soft."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Selective answering (issue 40): a system that returns a confidence with each answer gets the
+"""Selective answering: a system that returns a confidence with each answer gets the
 risk-coverage curve and its area in the run (JSON, store, runs show), equal to a hand computation."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Answers without a reference (issue 40): the context_sufficiency and abstained judges over real HTTP (a
+"""Answers without a reference: the context_sufficiency and abstained judges over real HTTP (a
 scripted OpenAI-compatible server on 127.0.0.1), and what the run builds from them without qrels: the
 abstention rates, the sufficiency x outcome table and the qrels-free failure classes, against hand counts."""
 

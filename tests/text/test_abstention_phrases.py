@@ -1,4 +1,4 @@
-"""The free abstention detector: a declared, versioned phrase list (issue 40)."""
+"""The free abstention detector: a declared, versioned phrase list."""
 
 from __future__ import annotations
 
