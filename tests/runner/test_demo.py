@@ -40,6 +40,7 @@ def test_demo_runs_three_modes_and_says_where_things_are(tmp_path: Path) -> None
     out = proc.stdout
     assert "ingested 40 documents" in out and "LLM judging skipped (--no-judge)" in out
     assert "come from the extractive baseline" in out and "GENERATED" not in out
+    assert "Nugget scores (nugget_all, nugget_vital) need a judge" in out  # and the command that gives them
     for mode in ("fulltext", "semantic", "hybrid"):
         data = json.loads((tmp_path / ".ragmeter" / "demo" / f"{mode}.json").read_text())
         assert data["status"] == "completed" and data["n_queries"] == 60 and data["config"]["mode"] == mode
