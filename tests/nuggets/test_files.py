@@ -1,5 +1,6 @@
-"""Nugget files: our JSONL, nuggetizer's JSONL and TREC RAG 2024 tab-separated lines, read, written, hashed;
-a bad line is one InputError naming the file and the line."""
+"""Nugget files: our JSONL, nuggetizer's JSONL (nuggets and assignments, in the layout nuggetizer's own
+scripts write) and qrels-like tab-separated lines, read, written, hashed; a bad line is one InputError naming
+the file and the line."""
 
 from __future__ import annotations
 
@@ -104,3 +105,80 @@ def test_bad_line_names_file_and_line(tmp_path: Path, content: str, line: int, w
         read_nuggets(path)
     assert info.value.source == str(path) and info.value.line == line
     assert words in str(info.value)
+
+
+# The nuggetizer fixtures are written by us in the layout castorini nuggetizer's own scripts write: nuggets as
+# 0.0.5's scripts/create_nuggets.py (format_output), answer assignments as scripts/assign_nuggets.py
+# (process_record), and one retrieval assignment line with reasoning fields as later versions' CLI writes it.
+
+
+def test_nuggetizer_nugget_file_reads_and_writes_back_byte_for_byte(tmp_path: Path) -> None:
+    source = FIXTURES / "nuggetizer_nuggets.jsonl"
+    assert sniff(source) == "nuggetizer"
+    got = read_nuggets(source)
+    q = got.get("2024-1001")
+    assert q is not None and q.query == "what is the capital of france"
+    assert [(n.id, n.importance) for n in q.nuggets] == [("1", "vital"), ("2", "okay"), ("3", "okay")]
+    out = tmp_path / "again.jsonl"
+    write_nuggets(got, out, "nuggetizer")
+    assert out.read_bytes() == source.read_bytes()  # nuggetizer's keys, order and separators
+
+
+def test_nuggetizer_assignments_read_by_nugget_id_and_score_as_nuggetizer_does() -> None:
+    nuggets = read_nuggets(FIXTURES / "nuggetizer_nuggets.jsonl")
+    table = read_assignments(FIXTURES / "nuggetizer_assignments.jsonl", nuggets)
+    assert table[("ragnarok_baseline", "2024-1001")] == {"1": "support", "2": "support", "3": "not_support"}
+    assert table[("ragnarok_baseline", "2024-1002")] == {"1": "partial_support", "2": "not_support"}
+    # a retrieval assignment line (no run_id) is keyed by its candidate's docid; its reasoning is ignored
+    assert table[("msmarco_v2.1_doc_00_1#0_1", "2024-1002")] == {"1": "support", "2": "support"}
+    from ragmeter.nuggets import all_scores
+
+    metrics = pytest.importorskip("nuggetizer.core.metrics", reason="pip install --no-deps nuggetizer==0.0.5")
+    for line in (FIXTURES / "nuggetizer_assignments.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        key = (record.get("run_id", record.get("docid")), record["qid"])
+        q = nuggets.get(record["qid"])
+        assert q is not None
+        ours = all_scores([(n.importance, table[key][n.id]) for n in q.nuggets])
+        theirs = metrics.calculate_nugget_scores(record["qid"], record["nuggets"])
+        assert ours["nugget_all"].value == theirs.all_score
+        assert ours["nugget_vital_strict"].value == theirs.strict_vital_score
+
+
+@pytest.mark.parametrize(
+    ("row", "words"),
+    [
+        ({"importance": "vital", "assignment": "failed"}, "nuggetizer could not assign"),
+        ({"importance": "vital", "assignment": "maybe"}, "is not one of"),
+    ],
+)
+def test_a_bad_nuggetizer_assignment_names_the_line(tmp_path: Path, row: dict[str, str], words: str) -> None:
+    path = tmp_path / "assign.jsonl"
+    good = {
+        "qid": "q1",
+        "run_id": "r",
+        "nuggets": [{"text": "a", "importance": "vital", "assignment": "support"}],
+    }
+    bad = {"qid": "q2", "run_id": "r", "nuggets": [{"text": "a", **row}]}
+    path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    with pytest.raises(InputError) as info:
+        read_assignments(path)
+    assert info.value.line == 2 and words in str(info.value)
+    path.write_text(json.dumps(good) + "\n" + json.dumps(good) + "\n")
+    with pytest.raises(InputError, match="repeated") as again:
+        read_assignments(path)
+    assert again.value.line == 2
+
+
+def test_nuggetizer_nuggets_without_importance_are_vital_and_failed_importance_is_refused(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "nz.jsonl"
+    path.write_text(json.dumps({"query": "q", "qid": "1", "nuggets": [{"text": "a"}]}) + "\n")
+    q = read_nuggets(path).get("1")
+    assert q is not None and q.nuggets[0].importance == "vital"  # as nuggetizer's assign_nuggets.py reads it
+    line = {"query": "q", "qid": "2", "nuggets": [{"text": "a", "importance": "failed"}]}
+    path.write_text(json.dumps(line) + "\n")
+    with pytest.raises(InputError, match="nuggetizer could not score") as info:
+        read_nuggets(path)
+    assert info.value.line == 1

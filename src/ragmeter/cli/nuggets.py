@@ -77,7 +77,7 @@ def _convert(path: str, src: str | None, output: str, dst: str) -> None:
 @click.option("--from", "src", type=FORMAT, help="The file's layout (default: from its first line).")
 @click.option("--output", "-o", required=True, metavar="FILE", help="Where the set goes (ragmeter JSONL).")
 def import_command(path: str, src: str | None, output: str) -> None:
-    """Read a nuggetizer or TREC RAG 2024 nugget file into ragmeter's JSONL."""
+    """Read a nuggetizer JSONL or tab-separated (trec) nugget file into ragmeter's JSONL."""
     _convert(path, src, output, "ragmeter")
 
 
@@ -96,7 +96,7 @@ def import_command(path: str, src: str | None, output: str) -> None:
 def export_command(
     path: str, dst: str, output: str, version: int | None, history: bool, db: str | None
 ) -> None:
-    """Write a nugget set in ragmeter's, nuggetizer's JSONL or TREC RAG 2024's tab-separated layout; with
+    """Write a nugget set in ragmeter's or nuggetizer's JSONL or the tab-separated (trec) layout; with
     --version, the version V of FILE's set as people edited it (version 1 is the file as first edited)."""
     if version is None:
         _convert(path, None, output, dst)

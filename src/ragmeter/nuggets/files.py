@@ -2,11 +2,15 @@
 
 Three layouts (`FORMATS`):
 - ragmeter: JSONL, one `QueryNuggets` per line: query_id, query, nuggets [{id, text, importance}], provenance.
-- nuggetizer: castorini nuggetizer's JSONL: {"qid", "query", "nuggets": [{"text", "importance"}]}; a nugget's
-  id is its 1-based position ("1", "2", ...), since nuggetizer's nuggets have none. Its assignment output
-  ({"qid", "run_id", "answer_text", "nuggets": [{"text", "importance", "assignment"}]}) reads as assignments.
-- trec: TREC RAG 2024 style tab-separated lines: nuggets `qid<TAB>nugget_id<TAB>importance<TAB>text`,
-  assignments `run_id<TAB>qid<TAB>nugget_id<TAB>assignment`.
+- nuggetizer: castorini nuggetizer's JSONL, as its `create_nuggets.py` (0.0.5) and `nuggetizer create` write
+  it: {"query", "qid", "nuggets": [{"text", "importance"}]}; a nugget's id is its 1-based position ("1",
+  "2", ...), since nuggetizer's nuggets have none. Its assignment output reads as assignments: answers
+  ({"query", "qid", "answer_text", "response_length", "run_id", "nuggets": [{"text", "importance",
+  "assignment"}]}) and retrieved candidates ({"text", "qid", "candidate_text", "docid", "nuggets"}). Later
+  versions' optional reasoning fields (`*reasoning_traces`, a nugget's `reasoning` and `trace`) are ignored.
+- trec: tab-separated lines in the manner of qrels: nuggets `qid<TAB>nugget_id<TAB>importance<TAB>text`,
+  assignments `run_id<TAB>qid<TAB>nugget_id<TAB>assignment`. This layout is ours: it was not checked against
+  files NIST released (docs/nuggets.md says what was checked against what).
 
 A bad line is an InputError naming the file and the line (the CLI prints one line and exits 2).
 """
@@ -28,6 +32,25 @@ FORMATS: tuple[str, ...] = ("ragmeter", "nuggetizer", "trec")
 
 # (run_id, query_id) -> {nugget id: assignment}
 AssignmentTable = dict[tuple[str, str], dict[str, str]]
+
+# The top-level fields of nuggetizer's lines: its nuggets (create), its answer assignments and its retrieval
+# assignments (assign --input-kind answers|retrieval), and the reasoning fields later versions may add.
+NUGGETIZER_FIELDS = frozenset(
+    {
+        "qid",
+        "query",
+        "nuggets",
+        "run_id",
+        "answer_text",
+        "response_length",
+        "text",
+        "candidate_text",
+        "docid",
+        "reasoning_traces",
+        "creator_reasoning_traces",
+        "scoring_reasoning_traces",
+    }
+)
 
 
 def _reason(exc: ValidationError) -> str:
@@ -77,15 +100,24 @@ def _from_nuggetizer(obj: dict[str, Any]) -> dict[str, Any]:
     nuggets = obj.get("nuggets")
     if not isinstance(nuggets, list):
         raise ValueError('nuggets: a list of {"text", "importance"} is required')
-    unknown = set(obj) - {"qid", "query", "nuggets", "run_id", "answer_text", "response_length"}
+    unknown = set(obj) - NUGGETIZER_FIELDS
     if unknown:
         raise ValueError(f"unknown field {sorted(unknown)[0]!r}")
     out = []
     for i, n in enumerate(nuggets, 1):
         if not isinstance(n, dict):
             raise ValueError(f"nuggets.{i - 1}: an object is required")
-        out.append({"id": str(i), "text": n.get("text"), "importance": n.get("importance")})
-    return {"query_id": str(obj.get("qid", "")), "query": obj.get("query"), "nuggets": out}
+        # nuggetizer's own reader takes a nugget without importance as vital (assign_nuggets.py)
+        importance = n.get("importance", "vital")
+        if importance == "failed":
+            raise ValueError(
+                f"nuggets.{i - 1}.importance: 'failed' (nuggetizer could not score this nugget): "
+                "set it to vital or okay"
+            )
+        out.append({"id": str(i), "text": n.get("text"), "importance": importance})
+    # a retrieval assignment line names its query "text" (nuggetizer's assign --input-kind retrieval)
+    query = obj.get("query", obj.get("text") if "candidate_text" in obj else None)
+    return {"query_id": str(obj.get("qid", "")), "query": query, "nuggets": out}
 
 
 def read_nuggets(path: str | Path, fmt: Format | None = None) -> NuggetSet:
@@ -140,7 +172,8 @@ def nugget_lines(nuggets: NuggetSet, fmt: Format = "ragmeter") -> Iterable[str]:
             yield q.model_dump_json(exclude_none=True)
         elif fmt == "nuggetizer":
             body = [{"text": n.text, "importance": n.importance} for n in q.nuggets]
-            yield json.dumps({"qid": q.query_id, "query": q.query or "", "nuggets": body}, ensure_ascii=False)
+            line = {"query": q.query or "", "qid": q.query_id, "nuggets": body}  # nuggetizer's key order
+            yield json.dumps(line, ensure_ascii=False)
         else:
             for n in q.nuggets:
                 yield "\t".join((q.query_id, n.id, n.importance, " ".join(n.text.split())))
@@ -152,24 +185,28 @@ def write_nuggets(nuggets: NuggetSet, path: str | Path, fmt: Format = "ragmeter"
 
 def read_assignments(path: str | Path, nuggets: NuggetSet | None = None) -> AssignmentTable:
     """An assignment file: TREC tab-separated lines, or nuggetizer's assignment JSONL (whose nuggets are
-    matched to `nuggets` by text when given, else numbered by position)."""
+    matched to `nuggets` by text when given, else numbered by position). A line of nuggetizer's retrieval
+    assignments (`docid`, no `run_id`) is keyed (docid, qid)."""
     source = str(path)
     table: AssignmentTable = {}
     json_lines = sniff(path) != "trec"
     for number, line in _lines(path):
         if json_lines:
             obj = _json(line, source, number)
-            qid, run_id = str(obj.get("qid", "")), str(obj.get("run_id", ""))
+            qid = str(obj.get("qid", ""))
+            run_id = str(obj.get("run_id", obj.get("docid", "")))
             rows = obj.get("nuggets")
             if not qid or not isinstance(rows, list):
                 raise InputError('needs "qid" and a "nuggets" list', source=source, line=number)
+            if (run_id, qid) in table:
+                raise InputError(f"run {run_id!r}, query {qid!r} is repeated", source=source, line=number)
             known = nuggets.get(qid) if nuggets is not None else None
             by_text = {n.text: n.id for n in known.nuggets} if known is not None else {}
             got: dict[str, str] = {}
             for i, n in enumerate(rows, 1):
                 label = n.get("assignment") if isinstance(n, dict) else None
-                text = n.get("text") if isinstance(n, dict) else None
-                nid = by_text.get(str(text), str(i)) if by_text else str(i)
+                text = str(n.get("text") if isinstance(n, dict) else "").strip()
+                nid = by_text.get(text, str(i)) if by_text else str(i)
                 got[nid] = _assignment(label, source, number)
             table[(run_id, qid)] = got
             continue
@@ -187,6 +224,13 @@ def read_assignments(path: str | Path, nuggets: NuggetSet | None = None) -> Assi
 
 def _assignment(label: Any, source: str, number: int) -> str:
     value = label.strip().lower() if isinstance(label, str) else label
+    if value == "failed":  # nuggetizer's mark of a batch whose reply it could not parse (scored as 0 there)
+        raise InputError(
+            "assignment 'failed': nuggetizer could not assign this nugget (its reply was unusable); "
+            "assign it again or drop the line",
+            source=source,
+            line=number,
+        )
     if value not in ASSIGNMENTS:
         raise InputError(
             f"assignment {label!r} is not one of {', '.join(ASSIGNMENTS)}", source=source, line=number
