@@ -79,6 +79,11 @@ def _expected(rows: list[tuple[str, str, str]]) -> tuple[str, str, str, str]:
     return scores, ids("support"), ids("partial_support"), ids("not_support")
 
 
+def _nuggets_line(block: str) -> str:
+    (line,) = [x.strip() for x in block.splitlines() if x.strip().startswith("nuggets: ")]
+    return line
+
+
 def test_the_judged_demo_prints_each_answers_nugget_scores(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -105,14 +110,22 @@ def test_the_judged_demo_prints_each_answers_nugget_scores(
             }
         )
         judged = demo._judge_within_budget(dataset, config, store, 300.0, True, None, 300.0)
-    store.close()
     assert judged is not None and judged.n_queries == 3
-    print_judged(judged, dataset, demo.DEMO_JUDGES)
-    out = capsys.readouterr().out
+    # A run the demo's budget stopped is scored from its stored outputs (no call: the server is gone); the
+    # nugget scores of the questions judged in time are kept and printed the same way.
+    store.fail_run(judged.run_id, "interrupted (Ctrl-C / cancelled)")
+    stopped_run = demo._score_what_was_judged(dataset, config, store, 300.0)
+    store.close()
+    capsys.readouterr()
+    for run in (stopped_run, judged):
+        print_judged(run, dataset, demo.DEMO_JUDGES)
+    stopped, out = capsys.readouterr().out.split("LLM judges (", 1)
     assert judge.calls["assign"] == 3  # one assignment call per judged answer (<= 10 nuggets each)
     blocks = re.split(r"\n  \[\d\] ", out)
     for r in judged.per_query:
         (block,) = [b for b in blocks if b.startswith(f"{r.query_id}: ")]
+        (kept,) = [b for b in re.split(r"\n  \[\d\] ", stopped) if b.startswith(f"{r.query_id}: ")]
+        assert _nuggets_line(kept) == _nuggets_line(block)
         assert f"generated answer: {judge.answer_of(r.query_id)}" in block
         scores, supported, partial, missing = _expected(nuggets[r.query_id])
         assert (
