@@ -297,38 +297,39 @@ Reply with JSON only: {{"claims": ["<claim>", ...]}}""",
 # the context only, then label) and a one-shot example of the same kind (a two-hop question answered by
 # combining two sentences). Our changes: JSON reply (the explanation in "reasoning", then the label), our own
 # wording and example, and no "Assume the queries have timestamp" line (a run has no query timestamps).
-CONTEXT_SUFFICIENCY = Prompt(
+# Since v2 it is in the shared layout (question and retrieved texts first, byte-identical with the other
+# judges of the query, the criterion as its task), so on a caching server it costs only its task.
+CONTEXT_SUFFICIENCY = layered(
     "context_sufficiency",
-    1,
-    "You are an expert evaluator of a QUESTION and the REFERENCES given to answer it. You reply in JSON.",
-    """Criterion:
-Sufficient Context: 1 IF the REFERENCES are sufficient to infer the answer to the QUESTION, and 0 IF the
-REFERENCES cannot be used to infer the answer to the QUESTION. Judge from the references alone: do not use
-your own knowledge or memory to decide whether the question can be answered.
+    2,
+    """decide whether the retrieved texts above are sufficient to answer the question.
+Criterion:
+Sufficient Context: 1 IF the retrieved texts are sufficient to infer the answer to the question, and 0 IF
+the retrieved texts cannot be used to infer the answer to the question. Judge from the retrieved texts
+alone: do not use your own knowledge or memory to decide whether the question can be answered.
 
 First, write the list of step-by-step questions that would be needed to arrive at a label for the
-criterion. Include questions about the assumptions implicit in the QUESTION, and about any calculation or
-arithmetic it requires. Next, answer each of these questions using only the references, working step by step
-through any calculation. Finally, use these answers to decide the label. You do not need to know the answer
-yourself, and the answer need not be stated in one sentence: 1 means a careful reader could infer it from
-the references.
+criterion. Include questions about the assumptions implicit in the question, and about any calculation or
+arithmetic it requires. Next, answer each of these questions using only the retrieved texts, working step
+by step through any calculation. Finally, use these answers to decide the label. You do not need to know
+the answer yourself, and the answer need not be stated in one sentence: 1 means a careful reader could infer
+it from the retrieved texts.
 
 EXAMPLE
-QUESTION: In which year did the company that built the Zephyr locomotive stop trading?
-REFERENCES:
+Question: In which year did the company that built the Zephyr locomotive stop trading?
+Retrieved texts:
 [1] The Zephyr locomotive was built in 1934 by the Budd Company.
 [2] The Budd Company was an American metal fabricator that traded from 1912 until 2014.
 Reply: {{"reasoning": "Who built the Zephyr? [1]: the Budd Company. When did the Budd Company stop trading? \
-[2]: it traded until 2014. So the year is 2014, inferred from the references alone.", "sufficient_context": 1}}
-
-QUESTION: {question}
-REFERENCES:
-{contexts}
+[2]: it traded until 2014. So the year is 2014, inferred from the retrieved texts alone.", \
+"sufficient_context": 1}}
 
 Reply with JSON only: {{"reasoning": "<the step-by-step questions and their answers>", "sufficient_context": <1 or 0>}}""",
     max_tokens=700,
 )
 
+# Outside the shared layout on purpose: the abstention judge reads the question and the reply only, and the
+# layout's prefix would show it the contexts, which it never read (no judge gets a part it did not read).
 ABSTAINED = Prompt(
     "abstained",
     1,
@@ -357,6 +358,7 @@ PROMPTS_IN_LAYOUT: dict[str, Prompt] = {
     "coherence": COHERENCE,
     "completeness": COMPLETENESS,
     "citation_accuracy": CITATION_ACCURACY,
+    "context_sufficiency": CONTEXT_SUFFICIENCY,
 }
 
 

@@ -5,14 +5,14 @@ model's reasoning in details; neither reads a reference answer."""
 from __future__ import annotations
 
 import ragmeter.judges.prompts as P
-from ragmeter.judges.core import numbered
-from ragmeter.judges.judge import Judge, JudgeInput
+from ragmeter.judges.judge import Judge, JudgeInput, layout_values
 from ragmeter.judges.scales import ABSTAINED_0_1, SUFFICIENT_0_1
 
 
 def _question_and_contexts(inp: JudgeInput, flags: list[str]) -> dict[str, str]:
-    # The contexts the generator got (an empty list is judged too: "(no references)" is insufficient).
-    return {"question": inp.question, "contexts": numbered(inp.contexts, flags, what="reference")}
+    # The contexts the generator got, in the shared layout (an empty list is judged too: no retrieved texts
+    # is insufficient).
+    return layout_values(inp, flags)
 
 
 def _question_and_answer(inp: JudgeInput, flags: list[str]) -> dict[str, str]:
