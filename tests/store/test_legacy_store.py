@@ -168,8 +168,8 @@ def test_resume_finishes_the_run_as_0_3_did_and_as_a_fresh_run(legacy: Cli, role
     _same(EXPECTED["resume"][role], resumed, "resume")
     _only_newer_metrics_added(EXPECTED["resume"][role], resumed)
     assert resumed["status"] == "completed" and resumed["n_queries"] > EXPECTED["show"][role]["n_queries"]
-    # a fresh run of the same arguments (the whole run: no sequential stop) gives the same numbers
-    args = [a for a in EXPECTED["runs"][role]["args"] if a != "--sequential"]
+    # a fresh run of the same arguments (for a run its gate stopped, the whole run) gives the same numbers
+    args = EXPECTED["fresh"][role]
     fresh = MAKE.run_numbers(_json(legacy, "run", *args, "--no-progress", db="fresh.db"), latency=False)
     for key in ("aggregate", "per_query", "n_queries", "n_failed", "status"):
         assert fresh[key] == resumed[key], key
