@@ -162,14 +162,34 @@ def test_rescore_gives_the_numbers_0_3_gave(legacy: Cli, role: str) -> None:
     _only_newer_metrics_added(EXPECTED["rescore"][role], new)
 
 
+def _fresh_config(cli: Cli, run_id: str, whole: bool) -> dict[str, Any]:
+    """The stored run's config as today's code reads it (`runs show`), for a fresh run of it; `whole`: without
+    its sequential gate (a run the gate stopped is finished by `--resume` as the whole run)."""
+    config: dict[str, Any] = _json(cli, "runs", "show", run_id)["config"]
+    if whole:
+        config.pop("sequential", None)
+        (config.get("extra") or {}).pop("sequential", None)
+    return config
+
+
 @pytest.mark.parametrize("role", sorted(EXPECTED["resume"]))
-def test_resume_finishes_the_run_as_0_3_did_and_as_a_fresh_run(legacy: Cli, role: str) -> None:
+def test_resume_finishes_the_run_as_0_3_did_and_as_a_fresh_run(
+    legacy: Cli, role: str, tmp_path: Path
+) -> None:
+    stored = EXPECTED["show"][role]
+    whole = bool(
+        stored["sequential"] and stored["sequential"]["stopped_early"] and stored["status"] == "completed"
+    )
+    config = _fresh_config(legacy, IDS[role], whole)
     resumed = MAKE.run_numbers(_json(legacy, "run", "--resume", IDS[role], "--no-progress"), latency=False)
     _same(EXPECTED["resume"][role], resumed, "resume")
     _only_newer_metrics_added(EXPECTED["resume"][role], resumed)
-    assert resumed["status"] == "completed" and resumed["n_queries"] > EXPECTED["show"][role]["n_queries"]
-    # a fresh run of the same arguments (for a run its gate stopped, the whole run) gives the same numbers
-    args = EXPECTED["fresh"][role]
-    fresh = MAKE.run_numbers(_json(legacy, "run", *args, "--no-progress", db="fresh.db"), latency=False)
-    for key in ("aggregate", "per_query", "n_queries", "n_failed", "status"):
+    assert resumed["status"] == "completed" and resumed["n_queries"] > stored["n_queries"]
+    # a fresh run of the same config (JSON is YAML) gives the same numbers
+    (tmp_path / "fresh.yaml").write_text(json.dumps(config))
+    fresh = MAKE.run_numbers(
+        _json(legacy, "run", "--config", str(tmp_path / "fresh.yaml"), "--no-progress", db="fresh.db"),
+        latency=False,
+    )
+    for key in ("aggregate", "per_query", "query_order", "n_queries", "n_failed", "status"):
         assert fresh[key] == resumed[key], key
