@@ -157,7 +157,7 @@ def test_runs_compare_gives_the_numbers_0_3_gave(legacy: Cli, roles: str) -> Non
 
 @pytest.mark.parametrize("role", sorted(EXPECTED["rescore"]))
 def test_rescore_gives_the_numbers_0_3_gave(legacy: Cli, role: str) -> None:
-    new = MAKE.run_numbers(_json(legacy, "rescore", IDS[role]))
+    new = MAKE.run_numbers(_json(legacy, "rescore", IDS[role], *EXPECTED["rescore_args"][role]))
     _same(EXPECTED["rescore"][role], new, "rescore")
     _only_newer_metrics_added(EXPECTED["rescore"][role], new)
 
