@@ -3,8 +3,10 @@
 tests/fixtures/legacy_v03/store.db was written by that commit's own code (tests/fixtures/legacy_v03/make.py
 runs it), and expected.json holds the numbers that code printed for each command on that store. Its runs
 carry the `config.extra` keys 0.3 steered runs with (semantic, context_k, correct_if, system_options,
-judge_options, sequential). Today's `runs list`, `runs show`, `runs compare`, `rescore` and `run --resume` on a
-copy must print the same numbers, exactly (JSON), and a resumed run must equal a fresh run of its arguments.
+judge_options, sequential); two were judged by a scripted judge that is gone when the store is read here (no
+network, nothing of ../shared). Today's `runs list`, `runs show`, `runs compare`, `rescore` and `run --resume` on a
+copy must print the same numbers (JSON; the exceptions are named below), and a resumed run must equal a fresh run
+of its stored config.
 """
 
 from __future__ import annotations
