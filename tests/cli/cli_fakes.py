@@ -5,11 +5,9 @@ differ query by query in both directions."""
 
 from __future__ import annotations
 
-import asyncio
 import re
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from ragmeter.models import Document, EvalDataset, EvalQuery
@@ -60,27 +58,8 @@ def system_b(question: str, k: int) -> list[tuple[str, float, str]]:
     return _rank(question, k, BAD_FOR_B)
 
 
-@contextmanager
-def scripted_server(responder: Callable[[Any], Any]) -> Iterator[Any]:
+def scripted_server(responder: Callable[[Any], Any]) -> AbstractContextManager[Any]:
     """A ScriptedServer on its own event loop in a thread (the CLI runs its own loop); yields the server."""
-    from ragmeter.llm.scripted import ScriptedServer
+    from scripted_servers import serve_in_thread  # imported when used: a run may import this module alone
 
-    loop = asyncio.new_event_loop()
-    server = ScriptedServer(responder)
-    ready = threading.Event()
-
-    def serve() -> None:
-        asyncio.set_event_loop(loop)
-        loop.run_until_complete(server.start())
-        ready.set()
-        loop.run_forever()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    assert ready.wait(10)
-    try:
-        yield server
-    finally:
-        asyncio.run_coroutine_threadsafe(server.stop(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
+    return serve_in_thread(responder)

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from cli_fakes import dataset
 
+from in_process import run_main
+
 
 @pytest.fixture
 def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
@@ -20,15 +22,8 @@ def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
 @pytest.fixture
 def ragmeter_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
     """Run `ragmeter ARGS` in-process through its real entry point: (exit code, stdout, stderr)."""
-    from ragmeter.cli import main
 
     def run(*args: str) -> tuple[int, str, str]:
-        try:
-            main(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-        out, err = capsys.readouterr()
-        return code, out, err
+        return run_main(capsys, *args)
 
     return run

@@ -18,6 +18,7 @@ import pytest
 pytest.importorskip("aiohttp")
 from ragmeter.judges.prompts import layout_name
 from ragmeter.llm.scripted import ScriptedRequest, ScriptedServer, Step
+from scripted_servers import by_judge
 
 Cli = Callable[..., tuple[int, str, str]]
 REPEATS = 5
@@ -36,10 +37,14 @@ def random_score(req: ScriptedRequest) -> int:
     return random.Random(f"{req.user}|{req.body.get('seed')}").randint(0, 10)
 
 
-def _judge(req: ScriptedRequest) -> Step:
-    if layout_name(req.user) == "groundedness":  # groundedness: the same score every time
-        return Step(text=json.dumps({"reasoning": "backed", "score": 8}))
+def _coin(req: ScriptedRequest) -> Step:
     return Step(text=json.dumps({"reasoning": "coin", "score": random_score(req)}))
+
+
+# groundedness: the same score every time; every other judge: a coin
+_judge = by_judge(
+    {"groundedness": lambda req: Step(text=json.dumps({"reasoning": "backed", "score": 8}))}, default=_coin
+)
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from ragmeter.datasets.generate import (
 )
 from ragmeter.errors import InputError
 from ragmeter.models import Document
+from scripted_servers import serve_in_thread
 
 pytest.importorskip("sqlalchemy")
 pytest.importorskip("aiohttp")
@@ -81,23 +81,8 @@ def store_url(tmp_path: Path) -> str:
 @pytest.fixture
 def threaded_server() -> Iterator[ScriptedServer]:
     """The scripted server on its own event loop in a thread (the CLI runs its own loop)."""
-    loop = asyncio.new_event_loop()
-    server = ScriptedServer(responder)
-    ready = threading.Event()
-
-    def serve() -> None:
-        asyncio.set_event_loop(loop)
-        loop.run_until_complete(server.start())
-        ready.set()
-        loop.run_forever()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    assert ready.wait(10)
-    yield server
-    asyncio.run_coroutine_threadsafe(server.stop(), loop).result(10)
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(10)
+    with serve_in_thread(responder) as server:
+        yield server
 
 
 def test_extract_question() -> None:

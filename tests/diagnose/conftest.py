@@ -14,16 +14,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 @pytest.fixture
 def ragmeter_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str]]:
     """Run `ragmeter ARGS` in-process through its real entry point: (exit code, stdout + stderr)."""
-    from ragmeter.cli import main
+    from in_process import run_main
 
     def run(*args: str) -> tuple[int, str]:
         capsys.readouterr()
-        try:
-            main(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-        out, err = capsys.readouterr()
+        code, out, err = run_main(capsys, *args)
         return code, out + err
 
     return run

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
-from ragmeter.llm.scripted import ScriptedRequest, Step
-from ragmeter.models import Document, EvalDataset, EvalQuery
+from ragmeter.llm.scripted import Responder, ScriptedRequest, ScriptedServer, Step
+from ragmeter.models import Document, EvalConfig, EvalDataset, EvalQuery, EvalRunResult
 
 CONTEXT_K = 2
 # query id: (relevant ids, retrieved ids, answer, the class it must get)
@@ -83,3 +84,32 @@ def judge_responder(req: ScriptedRequest) -> Step:
     answer = user.split("Answer:", 1)[-1] if "Answer:" in user else user
     score = 9 if "RIGHT" in answer else 1
     return Step(text=json.dumps({"reasoning": "compared", "score": score}))
+
+
+async def judged_run(
+    scripted: Callable[..., Any],
+    system: Any,
+    db: str,
+    metrics: list[str],
+    responder: Responder = judge_responder,
+    **extra: object,
+) -> tuple[ScriptedServer, Any, EvalRunResult]:
+    """The constructed dataset run by `system` into the store `db`, judged over real HTTP by a scripted server
+    (started with the `scripted` fixture; judge_responder unless told): the server, the judge client (the
+    caller closes it) and the run."""
+    from ragmeter.llm import from_spec
+    from ragmeter.run import arun_evaluation
+
+    srv = await scripted(responder)
+    spec = f"openai-compatible:judge@{srv.url}"
+    llm = from_spec(spec, max_retries=0)
+    config = EvalConfig(
+        dataset="classes",
+        retrieval_top_k=[3],
+        use_llm_judge=True,
+        judge_model=spec,
+        metrics=metrics,
+        extra={"semantic": False, "context_k": CONTEXT_K, **extra},
+    )
+    run = await arun_evaluation(dataset(), system, config, store=db, llm=llm, progress=False)
+    return srv, llm, run

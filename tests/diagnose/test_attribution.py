@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from diagnose_fakes import CONTEXT_K, ScriptedSystem, dataset, judge_responder
+from diagnose_fakes import ScriptedSystem, dataset, judged_run
 
 from ragmeter.diagnose.attribution import adiagnose
 from ragmeter.errors import InputError
@@ -31,22 +31,10 @@ async def test_oracle_context_lifts_retrieval_failures_and_parts_sum_to_the_gap(
     scripted, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
     from ragmeter.diagnose.attribution import adiagnose
-    from ragmeter.llm import from_spec
     from ragmeter.store import open_store
 
-    srv = await scripted(judge_responder)
-    spec = f"openai-compatible:judge@{srv.url}"
-    llm = from_spec(spec, max_retries=0)
-    config = EvalConfig(
-        dataset="classes",
-        retrieval_top_k=[3],
-        use_llm_judge=True,
-        judge_model=spec,
-        metrics=["token_f1", "answer_correctness"],
-        extra={"semantic": False, "context_k": CONTEXT_K},
-    )
     db = f"sqlite:///{tmp_path / 'd.db'}"
-    run = await arun_evaluation(dataset(), ContextAnswerer(), config, store=db, llm=llm, progress=False)
+    _, llm, run = await judged_run(scripted, ContextAnswerer(), db, ["token_f1", "answer_correctness"])
     classes = {r.query_id: r.metrics["class_correct"].details["class"] for r in run.per_query}
     system = ContextAnswerer()
     with open_store(db) as store:

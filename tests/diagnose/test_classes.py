@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from diagnose_fakes import CASES, CONTEXT_K, ScriptedSystem, dataset, judge_responder
+from diagnose_fakes import CASES, CONTEXT_K, ScriptedSystem, dataset, judged_run
 
 from ragmeter.metrics.diagnosis import FAILURE_CLASSES, class_metric
 from ragmeter.models import EvalConfig, EvalRunResult
@@ -19,23 +19,8 @@ METRICS = ["token_f1", "answer_correctness", "rc_faithfulness"]
 
 
 async def classified_run(scripted, db: Path, **extra: object) -> tuple[EvalRunResult, ScriptedSystem]:  # type: ignore[no-untyped-def]
-    from ragmeter.llm import from_spec
-
-    srv = await scripted(judge_responder)
-    spec = f"openai-compatible:judge@{srv.url}"
-    llm = from_spec(spec, max_retries=0)
     system = ScriptedSystem()
-    config = EvalConfig(
-        dataset="classes",
-        retrieval_top_k=[3],
-        use_llm_judge=True,
-        judge_model=spec,
-        metrics=METRICS,
-        extra={"semantic": False, "context_k": CONTEXT_K, **extra},
-    )
-    result = await arun_evaluation(
-        dataset(), system, config, store=f"sqlite:///{db}", llm=llm, progress=False
-    )
+    _, llm, result = await judged_run(scripted, system, f"sqlite:///{db}", METRICS, **extra)
     await llm.aclose()
     return result, system
 

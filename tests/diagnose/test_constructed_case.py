@@ -14,7 +14,6 @@ there and RAGChecker's 0 counts.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import threading
@@ -27,6 +26,7 @@ import pytest
 
 from ragmeter.llm.scripted import ScriptedRequest, ScriptedServer, Step
 from ragmeter.models import Document, EvalConfig, EvalDataset, EvalQuery
+from scripted_servers import serve_in_thread
 
 pytest.importorskip("aiohttp")
 pytest.importorskip("bm25s")
@@ -148,24 +148,8 @@ class Counted:
 def server() -> Iterator[tuple[ScriptedServer, Counted]]:
     """The scripted server on its own event loop in a thread (the CLI runs its own loop)."""
     counted = Counted()
-    loop = asyncio.new_event_loop()
-    srv = ScriptedServer(counted)
-    ready = threading.Event()
-
-    def serve() -> None:
-        asyncio.set_event_loop(loop)
-        loop.run_until_complete(srv.start())
-        ready.set()
-        loop.run_forever()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    assert ready.wait(10)
-    yield srv, counted
-    asyncio.run_coroutine_threadsafe(srv.stop(), loop).result(10)
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(10)
-    loop.close()
+    with serve_in_thread(counted) as srv:
+        yield srv, counted
 
 
 def _at(when: Any) -> float:

@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from diagnose_fakes import CONTEXT_K, ScriptedSystem, dataset, judge_responder
+from diagnose_fakes import ScriptedSystem, dataset, judge_responder, judged_run
 
 from ragmeter.judges.prompts import layout_name
 from ragmeter.llm.scripted import ScriptedRequest, Step
 from ragmeter.models import EvalConfig, EvalDataset, EvalQuery, MetricResult, QueryEvalResult, RetrievedDoc
 from ragmeter.run import arun_evaluation, run_evaluation
 from ragmeter.score.classes import classify
+from scripted_servers import by_judge
 
 pytest.importorskip("aiohttp")
 
@@ -126,33 +127,24 @@ def test_the_oracle_passage_is_the_window_that_holds_the_answer() -> None:
     assert oracle_passage(end, ["rome"], 100) == end[-100:]  # at the end: the last window
 
 
-def grading_responder(req: ScriptedRequest) -> Step:
-    """The fakes' judge, plus a retrieval grade that would differ if judged on the oracle contexts."""
-    if layout_name(req.user) == "retrieval_grade":
-        return Step(text=json.dumps({"reasoning": "r", "grade": 9 if "SUPPORTS" in req.user else 2}))
-    return judge_responder(req)
+def _grade(req: ScriptedRequest) -> Step:
+    return Step(text=json.dumps({"reasoning": "r", "grade": 9 if "SUPPORTS" in req.user else 2}))
+
+
+# The fakes' judge, plus a retrieval grade that would differ if judged on the oracle contexts.
+grading_responder = by_judge({"retrieval_grade": _grade}, default=judge_responder)
 
 
 async def test_a_replay_copies_the_parents_retrieval_grade_instead_of_judging_it(
     scripted, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
     from ragmeter.diagnose.attribution import adiagnose
-    from ragmeter.llm import from_spec
     from ragmeter.store import open_store
 
-    srv = await scripted(grading_responder)
-    spec = f"openai-compatible:judge@{srv.url}"
-    llm = from_spec(spec, max_retries=0)
-    config = EvalConfig(
-        dataset="classes",
-        retrieval_top_k=[3],
-        use_llm_judge=True,
-        judge_model=spec,
-        metrics=["answer_correctness", "retrieval_grade"],
-        extra={"semantic": False, "context_k": CONTEXT_K},
-    )
     db = f"sqlite:///{tmp_path / 'g.db'}"
-    run = await arun_evaluation(dataset(), ScriptedSystem(), config, store=db, llm=llm, progress=False)
+    srv, llm, run = await judged_run(
+        scripted, ScriptedSystem(), db, ["answer_correctness", "retrieval_grade"], grading_responder
+    )
     grades = {
         r.query_id: r.metrics["retrieval_grade"].value
         for r in run.per_query

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from nugget_fakes import Assigner, FixedSystem, dataset, write_set
 
-from ragmeter.cli import main
+from in_process import run_main
 from ragmeter.errors import InputError
 from ragmeter.models import EvalConfig, EvalRunResult
 from ragmeter.score.nugget_plan import default_names
@@ -48,12 +48,7 @@ async def _run(url: str, db: str, nuggets: Path) -> EvalRunResult:
 
 def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     capsys.readouterr()
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
+    code, out, err = run_main(capsys, *args)
     return code, out + err
 
 

@@ -178,11 +178,8 @@ def test_create_command_writes_a_set_with_provenance(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`ragmeter nuggets create` end to end, the scripted server in a thread (the command runs its own loop)."""
-    import asyncio
-    import threading
-
-    from ragmeter.llm.scripted import ScriptedServer
     from ragmeter.nuggets import read_nuggets
+    from scripted_servers import serve_in_thread
 
     calls: list[str] = []
 
@@ -194,19 +191,10 @@ def test_create_command_writes_a_set_with_provenance(
         calls.append("score")
         return Step(text=str(["okay", "vital"]))
 
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    server = ScriptedServer(reply)
-    asyncio.run_coroutine_threadsafe(server.start(), loop).result()
     out = tmp_path / "made.jsonl"
-    try:
+    with serve_in_thread(reply) as server:
         args = ["nuggets", "create", "--dataset", "demo", "--model", f"openai-compatible:m@{server.url}"]
         code = run_cli([*args, "--limit", "2", "--max-nuggets", "1", "-o", str(out)])
-    finally:
-        asyncio.run_coroutine_threadsafe(server.stop(), loop).result()
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join()
     assert code == 0 and sorted(calls) == ["create", "create", "score", "score"]  # 2 queries, concurrently
     made = read_nuggets(out)
     q01 = made.get("q01")

@@ -4,14 +4,13 @@ nothing). Real HTTP to a scripted OpenAI-compatible server whose replies take lo
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ragmeter.llm.scripted import ScriptedRequest, ScriptedServer, Step
+from scripted_servers import serve_in_thread
 
 
 @pytest.fixture
@@ -21,23 +20,8 @@ def slow_server() -> Iterator[ScriptedServer]:
     def responder(req: ScriptedRequest) -> Step:
         return Step(text='{"reasoning": "late", "grade": 5}', delay=30.0)
 
-    loop = asyncio.new_event_loop()
-    server = ScriptedServer(responder)
-    ready = threading.Event()
-
-    def serve() -> None:
-        asyncio.set_event_loop(loop)
-        loop.run_until_complete(server.start())
-        ready.set()
-        loop.run_forever()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    assert ready.wait(10)
-    yield server
-    asyncio.run_coroutine_threadsafe(server.stop(), loop).result(10)
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(10)
+    with serve_in_thread(responder) as server:
+        yield server
 
 
 def _config(url: str, tmp_path: Path):  # type: ignore[no-untyped-def]

@@ -114,7 +114,7 @@ def test_id_key_is_an_ordinary_option_from_the_cli(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytest.importorskip("langchain_core", reason="the langchain extra is not installed")
-    from ragmeter.cli import main
+    from in_process import run_main
 
     (tmp_path / "lc_ids_app.py").write_text(
         textwrap.dedent(
@@ -139,12 +139,7 @@ def test_id_key_is_an_ordinary_option_from_the_cli(
     out = tmp_path / "r.json"
     args = ["run", "-d", "caps.json", "-s", "langchain:lc_ids_app:build", "--config", "opts.yaml"]
     args += ["--no-generation", "--no-progress", "--db", str(tmp_path / "s.db"), "-o", str(out)]
-    try:
-        main(args)
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    _, err = capsys.readouterr()
+    code, _, err = run_main(capsys, *args)
     assert code == 0, err
     import json
 

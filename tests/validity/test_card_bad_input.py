@@ -7,17 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter.cli import main
+from in_process import run_main
 from ragmeter.models import EvalDataset, EvalQuery
 
 
 def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    return code, capsys.readouterr().err
+    code, _, err = run_main(capsys, *args)
+    return code, err
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from ragmeter.cli.judge_options import judge_call_options, parse_scale
 from ragmeter.cli.options import db_option, echo_json, format_option, open_db
 from ragmeter.errors import InputError
 from ragmeter.llm.spec import SPEC_HELP
@@ -44,8 +45,7 @@ from ragmeter.llm.spec import SPEC_HELP
 @click.option("--seed", type=int, default=42, show_default=True, help="Seed of the sample and the bootstrap.")
 @click.option("--scale", metavar="LO:HI", help="The human labels' scale (as `judges validate`).")
 @click.option("--no-store", is_flag=True, help="Do not keep the card in the store.")
-@click.option("--concurrency", type=int, default=8, show_default=True, help="Judge calls in flight at once.")
-@click.option("--cache", metavar="FILE.sqlite", default=None, help="Cache judge replies in this SQLite file.")
+@judge_call_options(budget=False)
 @format_option("table", "markdown", "json")
 @db_option
 def card_command(
@@ -76,7 +76,7 @@ def card_command(
     from ragmeter.validity.render import card_lines, card_markdown
     from ragmeter.validity.storage import load_card, store_card
 
-    bounds = _scale(scale)
+    bounds = parse_scale(scale)
     names = perturb.ALL_PERTURBATIONS
     if perturbations is not None:
         names = tuple(p.strip() for p in perturbations.split(",") if p.strip())
@@ -126,15 +126,3 @@ def card_command(
     else:
         for line in card_lines(card):
             click.echo(line)
-
-
-def _scale(text: str | None) -> tuple[float, float] | None:
-    if text is None:
-        return None
-    lo, sep, hi = text.partition(":")
-    try:
-        if not sep:
-            raise ValueError
-        return float(lo), float(hi)
-    except ValueError:
-        raise InputError(f"expected LO:HI, got {text!r}", source="--scale") from None

@@ -8,16 +8,8 @@ from typing import Any
 
 import click
 
-from ragmeter.cli.judges import (
-    _BUDGET,
-    _CACHE,
-    _CONCURRENCY,
-    _RUNS,
-    _STORE_LABELS,
-    _client,
-    _human,
-    _read_runs,
-)
+from ragmeter.cli.judge_options import CACHE_RERUN_HELP, judge_call_options
+from ragmeter.cli.judges import _RUNS, _STORE_LABELS, _client, _human, _read_runs
 from ragmeter.cli.options import db_option, echo_json, format_option
 from ragmeter.errors import InputError
 from ragmeter.llm.spec import SPEC_HELP
@@ -44,9 +36,7 @@ from ragmeter.llm.spec import SPEC_HELP
     show_default=True,
     help="ours: UMBRELA's grades with reasoning-first JSON; umbrela: UMBRELA's published prompt and settings.",
 )
-@_CONCURRENCY
-@_CACHE
-@_BUDGET
+@judge_call_options(cache_help=CACHE_RERUN_HELP)
 @format_option("table", "json")
 @db_option
 def judge_qrels_command(

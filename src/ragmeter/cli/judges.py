@@ -14,27 +14,11 @@ from typing import Any
 
 import click
 
+from ragmeter.cli.judge_options import CACHE_RERUN_HELP, judge_call_options, parse_scale
 from ragmeter.cli.options import console, db_option, echo_json, format_option, open_db
 from ragmeter.errors import InputError
 from ragmeter.llm.spec import SPEC_HELP
 
-_CONCURRENCY = click.option(
-    "--concurrency", type=int, default=8, show_default=True, help="Judge calls in flight at once."
-)
-_CACHE = click.option(
-    "--cache",
-    "cache",
-    metavar="FILE.sqlite",
-    default=None,
-    help="Cache judge replies in this SQLite file: a rerun sends no request it has already made.",
-)
-_BUDGET = click.option(
-    "--budget",
-    type=int,
-    default=None,
-    metavar="N",
-    help="At most N judge calls; later ones fail (and count).",
-)
 _RUNS = click.option(
     "--runs",
     "runs",
@@ -110,9 +94,7 @@ def judges() -> None:
     "--scale", metavar="LO:HI", help="The human labels' scale (default: binary, else their min..max)."
 )
 @click.option("--no-store", is_flag=True, help="Do not keep the report in the store.")
-@_CONCURRENCY
-@_CACHE
-@_BUDGET
+@judge_call_options(cache_help=CACHE_RERUN_HELP)
 @format_option("table", "markdown", "json")
 @db_option
 def validate_command(
@@ -135,7 +117,7 @@ def validate_command(
     from ragmeter.validity.judge_validation import validate_judge
     from ragmeter.validity.validation_report import store_report
 
-    bounds = _parse_scale(scale)
+    bounds = parse_scale(scale)
     if run_id is not None:
         from ragmeter.validity.human_labels import validate_run
 
@@ -208,18 +190,6 @@ def _human(path: str | None, store_run: str | None, db: str | None) -> Any:
         with open_db(db) as store:
             labels = store_qrels(store, store_run)
     return human_qrels(path, labels)
-
-
-def _parse_scale(text: str | None) -> tuple[float, float] | None:
-    if text is None:
-        return None
-    lo, sep, hi = text.partition(":")
-    try:
-        if not sep:
-            raise ValueError
-        return float(lo), float(hi)
-    except ValueError:
-        raise InputError(f"expected LO:HI, got {text!r}", source="--scale") from None
 
 
 @judges.command("agreement")
@@ -343,7 +313,7 @@ def agreement_command(
         con.print(f"note: {note}")
 
 
-from ragmeter.cli.judges_calibrate import calibrate_command  # noqa: E402  (it reuses the options above)
+from ragmeter.cli.judges_calibrate import calibrate_command  # noqa: E402  (added to this group)
 
 judges.add_command(calibrate_command)
 

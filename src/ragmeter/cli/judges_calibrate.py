@@ -8,36 +8,10 @@ from typing import Any
 
 import click
 
+from ragmeter.cli.judge_options import judge_call_options, parse_scale
 from ragmeter.cli.options import console, echo_json, format_option
 from ragmeter.errors import InputError
 from ragmeter.llm.spec import SPEC_HELP
-
-# `judges`' own options, spelt again here (this module is added to that group, so it cannot import it).
-_CONCURRENCY = click.option(
-    "--concurrency", type=int, default=8, show_default=True, help="Judge calls in flight at once."
-)
-_CACHE = click.option(
-    "--cache", "cache", metavar="FILE.sqlite", default=None, help="Cache judge replies in this SQLite file."
-)
-_BUDGET = click.option(
-    "--budget",
-    type=int,
-    default=None,
-    metavar="N",
-    help="At most N judge calls; later ones fail (and count).",
-)
-
-
-def _scale(text: str | None) -> tuple[float, float] | None:
-    if text is None:
-        return None
-    lo, sep, hi = text.partition(":")
-    try:
-        if not sep:
-            raise ValueError
-        return float(lo), float(hi)
-    except ValueError:
-        raise InputError(f"expected LO:HI, got {text!r}", source="--scale") from None
 
 
 @click.command("calibrate")
@@ -74,9 +48,7 @@ def _scale(text: str | None) -> tuple[float, float] | None:
     help="Where the calibration goes (default: calibration-METRIC.json); `run --card` reads it.",
 )
 @click.option("--seed", type=int, default=42, show_default=True, help="Seed of the judge calls.")
-@_CONCURRENCY
-@_CACHE
-@_BUDGET
+@judge_call_options()
 @format_option("table", "json")
 def calibrate_command(
     judge: str,
@@ -103,7 +75,7 @@ def calibrate_command(
     from ragmeter.validity.calibration import calibrate, save_calibration
     from ragmeter.validity.escalation import calibration_items
 
-    bounds = _scale(scale)
+    bounds = parse_scale(scale)
     out_path = output or f"calibration-{metric}.json"
     check_output_path(out_path, source="--output")
     # The arguments are checked before any judge call (a bad one costs nothing).

@@ -2,7 +2,8 @@
 
 Parsing collects every problem with its location (file:line or a JSON path) instead of stopping at
 the first one, so that `ragmeter datasets validate` can report them all and `load_dataset` can name
-the first few in one clear error.
+the first few in one clear error. Reading JSON text and JSONL lines safely is in datasets/jsonl.py
+(`iter_jsonl`, `load_json_text` and `unencodable_field` still import from here).
 """
 
 from __future__ import annotations
@@ -10,12 +11,15 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from ragmeter.datasets.jsonl import iter_jsonl as iter_jsonl
+from ragmeter.datasets.jsonl import load_json_text as load_json_text
+from ragmeter.datasets.jsonl import unencodable_field as unencodable_field
 from ragmeter.errors import InputError
 from ragmeter.models import Document, EvalDataset, EvalQuery
 
@@ -44,87 +48,6 @@ def _format_validation_error(exc: ValidationError) -> list[str]:
         loc = ".".join(str(part) for part in err["loc"]) or "(record)"
         out.append(f"field '{loc}': {err['msg']}")
     return out
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{text} is not a finite number")
-    return value
-
-
-def _reject_constant(name: str) -> float:
-    raise ValueError(f"{name} is not a finite number")
-
-
-def load_json_text(text: str) -> Any:
-    """json.loads that refuses NaN, Infinity and numbers that overflow to infinity (raises ValueError)."""
-    return json.loads(text, parse_float=_finite_float, parse_constant=_reject_constant)
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def unencodable_field(value: Any, field: str = "") -> str | None:
-    """The first field (`question`, `metadata.tags[2]`) of a parsed JSON value whose text holds a lone
-    surrogate (a `\\ud800` escape that JSON allows and UTF-8 cannot encode), as `field 'NAME': why`; None."""
-    if isinstance(value, str):
-        found = _SURROGATE.search(value)
-        if found is None:
-            return None
-        where = f"field '{field}'" if field else "the record"
-        return f"{where}: {found.group()!r} is a lone surrogate, which UTF-8 cannot encode"
-    if isinstance(value, dict):
-        for key, item in value.items():
-            name = f"{field}.{key}" if field else str(key)
-            why = unencodable_field(key, name) or unencodable_field(item, name)
-            if why is not None:
-                return why
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            why = unencodable_field(item, f"{field}[{i}]")
-            if why is not None:
-                return why
-    return None
-
-
-def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    """Yield (line number, parsed value) for each non-blank line; a bad line raises InputError (bytes that
-    are not UTF-8, bad JSON, NaN or infinite numbers, nesting too deep)."""
-    try:
-        fh = path.open("rb")
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
-    offset = 0
-    with fh:
-        for lineno, raw in enumerate(fh, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(
-                    f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte offset {offset + exc.start})",
-                    source=str(path),
-                    line=lineno,
-                ) from None
-            offset += len(raw)
-            if lineno == 1 and line.startswith("\ufeff"):
-                line = line[1:]
-            if not line.strip():
-                continue
-            try:
-                value = load_json_text(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON ({exc.msg})", source=str(path), line=lineno) from None
-            except ValueError as exc:
-                raise InputError(f"not valid JSON ({exc})", source=str(path), line=lineno) from None
-            except RecursionError:
-                raise InputError(
-                    "not valid JSON (nested too deeply)", source=str(path), line=lineno
-                ) from None
-            why = unencodable_field(value)
-            if why is not None:
-                raise InputError(why, source=str(path), line=lineno)
-            yield lineno, value
 
 
 def document_from_record(record: Any) -> Document:

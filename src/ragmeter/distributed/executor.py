@@ -5,24 +5,22 @@ helpers for IR evaluation and index building) imports nothing of the run layer."
 
 from __future__ import annotations
 
-import importlib
-import warnings
 from typing import Any
 
-_MOVED = (
-    "RayExecutor",
-    "QueryActor",
-    "executor_from_spec",
-    "DEFAULT_CONCURRENCY_PER_WORKER",
-    "MAX_ACTOR_ATTEMPTS",
-)
+from ragmeter._lazy import moved
+
 _TARGET = "ragmeter.run.ray_executor"
+_MOVED = dict.fromkeys(
+    (
+        "RayExecutor",
+        "QueryActor",
+        "executor_from_spec",
+        "DEFAULT_CONCURRENCY_PER_WORKER",
+        "MAX_ACTOR_ATTEMPTS",
+    ),
+    _TARGET,
+)
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _MOVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(
-        f"ragmeter.distributed.executor.{name} moved to {_TARGET}.{name}", DeprecationWarning, stacklevel=2
-    )
-    return getattr(importlib.import_module(_TARGET), name)
+    return moved(__name__, name, _MOVED)

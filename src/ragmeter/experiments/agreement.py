@@ -4,37 +4,37 @@ release, with a DeprecationWarning naming the new place."""
 
 from __future__ import annotations
 
-import importlib
-import warnings
 from typing import Any
 
+from ragmeter._lazy import moved
+
 _TARGET = "ragmeter.validity.agreement"
-_MOVED = (
-    "tau_ap",
-    "tau_ap_b",
-    "Weights",
-    "FloatArray",
-    "IntArray",
-    "label_set",
-    "encode",
-    "confusion_matrix",
-    "cohen_kappa",
-    "accuracy",
-    "average_ranks",
-    "pearson",
-    "spearman",
-    "kendall_tau",
-    "Interval",
-    "resample_count",
-    "bootstrap_interval",
-    "Agreement",
-    "agreement",
-    "constant_rater_notes",
+_MOVED = dict.fromkeys(
+    (
+        "tau_ap",
+        "tau_ap_b",
+        "Weights",
+        "FloatArray",
+        "IntArray",
+        "label_set",
+        "encode",
+        "confusion_matrix",
+        "cohen_kappa",
+        "accuracy",
+        "average_ranks",
+        "pearson",
+        "spearman",
+        "kendall_tau",
+        "Interval",
+        "resample_count",
+        "bootstrap_interval",
+        "Agreement",
+        "agreement",
+        "constant_rater_notes",
+    ),
+    _TARGET,
 )
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _MOVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"{__name__}.{name} moved to {_TARGET}.{name}", DeprecationWarning, stacklevel=2)
-    return getattr(importlib.import_module(_TARGET), name)
+    return moved(__name__, name, _MOVED)

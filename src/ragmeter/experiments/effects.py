@@ -4,38 +4,36 @@ still resolve here for one release, with a DeprecationWarning naming the new pla
 
 from __future__ import annotations
 
-import importlib
-import warnings
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from ragmeter._lazy import moved
 from ragmeter.errors import InputError
 
 if TYPE_CHECKING:
     from ragmeter.models import EvalQuery
 
-_MOVED = (
-    "FloatArray",
-    "IntArray",
-    "cluster_codes",
-    "resampled_moments",
-    "cohens_dz",
-    "bootstrap_summary",
-    "clustered_se",
-    "clustered_t_test",
-    "sign_flip_test",
-)
+_MOVED = {
+    **dict.fromkeys(
+        (
+            "FloatArray",
+            "IntArray",
+            "cluster_codes",
+            "resampled_moments",
+            "cohens_dz",
+            "bootstrap_summary",
+            "clustered_se",
+            "clustered_t_test",
+            "sign_flip_test",
+        ),
+        "ragmeter.stats.effects",
+    ),
+    "percentile_interval": "ragmeter.stats.resample",
+}
 
 
 def __getattr__(name: str) -> Any:
-    if name == "percentile_interval":
-        new = "ragmeter.stats.resample"
-    elif name in _MOVED:
-        new = "ragmeter.stats.effects"
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"{__name__}.{name} moved to {new}.{name}", DeprecationWarning, stacklevel=2)
-    return getattr(importlib.import_module(new), name)
+    return moved(__name__, name, _MOVED)
 
 
 def query_clusters(queries: Iterable[EvalQuery], field: str, needed: Iterable[str]) -> dict[str, Any]:

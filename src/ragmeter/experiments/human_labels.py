@@ -4,28 +4,28 @@ release, with a DeprecationWarning naming the new place."""
 
 from __future__ import annotations
 
-import importlib
-import warnings
 from typing import Any
 
+from ragmeter._lazy import moved
+
 _TARGET = "ragmeter.validity.human_labels"
-_MOVED = (
-    "parse_grades",
-    "check_grade",
-    "check_answer_value",
-    "queue_order",
-    "answer_labels",
-    "store_ppi",
-    "validate_run",
-    "export_labels",
-    "import_labels",
-    "store_qrels",
-    "human_qrels",
+_MOVED = dict.fromkeys(
+    (
+        "parse_grades",
+        "check_grade",
+        "check_answer_value",
+        "queue_order",
+        "answer_labels",
+        "store_ppi",
+        "validate_run",
+        "export_labels",
+        "import_labels",
+        "store_qrels",
+        "human_qrels",
+    ),
+    _TARGET,
 )
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _MOVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"{__name__}.{name} moved to {_TARGET}.{name}", DeprecationWarning, stacklevel=2)
-    return getattr(importlib.import_module(_TARGET), name)
+    return moved(__name__, name, _MOVED)

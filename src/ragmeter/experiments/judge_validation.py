@@ -4,28 +4,28 @@ release, with a DeprecationWarning naming the new place."""
 
 from __future__ import annotations
 
-import importlib
-import warnings
 from typing import Any
 
+from ragmeter._lazy import moved
+
 _TARGET = "ragmeter.validity.judge_validation"
-_MOVED = (
-    "Kind",
-    "HumanScale",
-    "infer_scale",
-    "to_human_scale",
-    "RELEVANCE_JUDGE",
-    "judge_range",
-    "labelled_queries",
-    "ValidationReport",
-    "judge_items",
-    "build_report",
-    "validate_judge",
+_MOVED = dict.fromkeys(
+    (
+        "Kind",
+        "HumanScale",
+        "infer_scale",
+        "to_human_scale",
+        "RELEVANCE_JUDGE",
+        "judge_range",
+        "labelled_queries",
+        "ValidationReport",
+        "judge_items",
+        "build_report",
+        "validate_judge",
+    ),
+    _TARGET,
 )
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _MOVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"{__name__}.{name} moved to {_TARGET}.{name}", DeprecationWarning, stacklevel=2)
-    return getattr(importlib.import_module(_TARGET), name)
+    return moved(__name__, name, _MOVED)

@@ -3,19 +3,14 @@ names still resolve here for one release, with a DeprecationWarning naming the n
 
 from __future__ import annotations
 
-import importlib
-import warnings
 from typing import Any
 
-_MOVED = ("paired_t_test", "permutation_test", "bootstrap_ci", "holm", "FloatArray")
+from ragmeter._lazy import moved
+
+_MOVED = dict.fromkeys(
+    ("paired_t_test", "permutation_test", "bootstrap_ci", "holm", "FloatArray"), "ragmeter.stats.paired"
+)
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _MOVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(
-        f"ragmeter.experiments.paired_tests.{name} moved to ragmeter.stats.paired.{name}",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(importlib.import_module("ragmeter.stats.paired"), name)
+    return moved(__name__, name, _MOVED)

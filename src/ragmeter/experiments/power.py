@@ -3,19 +3,15 @@ names still resolve here for one release, with a DeprecationWarning naming the n
 
 from __future__ import annotations
 
-import importlib
-import warnings
 from typing import Any
 
-_MOVED = ("power_paired_t", "queries_needed", "min_detectable_effect", "paired_mde", "plan_queries")
+from ragmeter._lazy import moved
+
+_MOVED = dict.fromkeys(
+    ("power_paired_t", "queries_needed", "min_detectable_effect", "paired_mde", "plan_queries"),
+    "ragmeter.stats.power",
+)
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _MOVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(
-        f"ragmeter.experiments.power.{name} moved to ragmeter.stats.power.{name}",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(importlib.import_module("ragmeter.stats.power"), name)
+    return moved(__name__, name, _MOVED)

@@ -4,30 +4,30 @@ release, with a DeprecationWarning naming the new place."""
 
 from __future__ import annotations
 
-import importlib
-import warnings
 from typing import Any
 
+from ragmeter._lazy import moved
+
 _TARGET = "ragmeter.validity.qrels_judging"
-_MOVED = (
-    "DEFAULT_LLM_RELEVANT_GRADE",
-    "MetaEvaluation",
-    "meta_evaluate",
-    "judged_pairs",
-    "restrict",
-    "PairLabel",
-    "pool",
-    "pairs_to_label",
-    "label_pairs",
-    "labels_to_qrels",
-    "merge_qrels",
-    "JudgingReport",
-    "judge_pool",
+_MOVED = dict.fromkeys(
+    (
+        "DEFAULT_LLM_RELEVANT_GRADE",
+        "MetaEvaluation",
+        "meta_evaluate",
+        "judged_pairs",
+        "restrict",
+        "PairLabel",
+        "pool",
+        "pairs_to_label",
+        "label_pairs",
+        "labels_to_qrels",
+        "merge_qrels",
+        "JudgingReport",
+        "judge_pool",
+    ),
+    _TARGET,
 )
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _MOVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"{__name__}.{name} moved to {_TARGET}.{name}", DeprecationWarning, stacklevel=2)
-    return getattr(importlib.import_module(_TARGET), name)
+    return moved(__name__, name, _MOVED)

@@ -4,29 +4,29 @@ release, with a DeprecationWarning naming the new place."""
 
 from __future__ import annotations
 
-import importlib
-import warnings
 from typing import Any
 
+from ragmeter._lazy import moved
+
 _TARGET = "ragmeter.validity.qrels_provenance"
-_MOVED = (
-    "FORMAT",
-    "VERSION",
-    "Pair",
-    "judged_pairs",
-    "restrict",
-    "keep_pairs",
-    "sidecar_path",
-    "Provenance",
-    "provenance_of",
-    "write_provenance",
-    "read_provenance",
-    "copies_human_grades",
+_MOVED = dict.fromkeys(
+    (
+        "FORMAT",
+        "VERSION",
+        "Pair",
+        "judged_pairs",
+        "restrict",
+        "keep_pairs",
+        "sidecar_path",
+        "Provenance",
+        "provenance_of",
+        "write_provenance",
+        "read_provenance",
+        "copies_human_grades",
+    ),
+    _TARGET,
 )
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _MOVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"{__name__}.{name} moved to {_TARGET}.{name}", DeprecationWarning, stacklevel=2)
-    return getattr(importlib.import_module(_TARGET), name)
+    return moved(__name__, name, _MOVED)

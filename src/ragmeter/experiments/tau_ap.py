@@ -4,22 +4,22 @@ release, with a DeprecationWarning naming the new place."""
 
 from __future__ import annotations
 
-import importlib
-import warnings
 from typing import Any
 
+from ragmeter._lazy import moved
+
 _TARGET = "ragmeter.validity.tau_ap"
-_MOVED = (
-    "FloatArray",
-    "has_ties",
-    "tau_ap_b",
-    "tau_ap",
-    "tau_ap_variant",
+_MOVED = dict.fromkeys(
+    (
+        "FloatArray",
+        "has_ties",
+        "tau_ap_b",
+        "tau_ap",
+        "tau_ap_variant",
+    ),
+    _TARGET,
 )
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _MOVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"{__name__}.{name} moved to {_TARGET}.{name}", DeprecationWarning, stacklevel=2)
-    return getattr(importlib.import_module(_TARGET), name)
+    return moved(__name__, name, _MOVED)

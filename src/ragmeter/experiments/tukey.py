@@ -5,24 +5,20 @@ DeprecationWarning naming the new place)."""
 
 from __future__ import annotations
 
-import importlib
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from ragmeter._lazy import moved
 from ragmeter.stats import effects, tukey
 
-_MOVED = ("permuted_ranges", "tukey_hsd_pvalues")
+_MOVED = dict.fromkeys(("permuted_ranges", "tukey_hsd_pvalues"), "ragmeter.stats.tukey")
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _MOVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"{__name__}.{name} moved to ragmeter.stats.tukey.{name}", DeprecationWarning, stacklevel=2)
-    return getattr(importlib.import_module("ragmeter.stats.tukey"), name)
+    return moved(__name__, name, _MOVED)
 
 
 class TukeyPair(BaseModel):

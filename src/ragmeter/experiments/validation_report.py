@@ -4,22 +4,22 @@ release, with a DeprecationWarning naming the new place."""
 
 from __future__ import annotations
 
-import importlib
-import warnings
 from typing import Any
 
+from ragmeter._lazy import moved
+
 _TARGET = "ragmeter.validity.validation_report"
-_MOVED = (
-    "VALIDATION_SYSTEM",
-    "store_report",
-    "summary_rows",
-    "usage_line",
-    "format_markdown",
+_MOVED = dict.fromkeys(
+    (
+        "VALIDATION_SYSTEM",
+        "store_report",
+        "summary_rows",
+        "usage_line",
+        "format_markdown",
+    ),
+    _TARGET,
 )
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _MOVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"{__name__}.{name} moved to {_TARGET}.{name}", DeprecationWarning, stacklevel=2)
-    return getattr(importlib.import_module(_TARGET), name)
+    return moved(__name__, name, _MOVED)

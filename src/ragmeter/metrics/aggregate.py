@@ -14,29 +14,23 @@ from __future__ import annotations
 
 import math
 import statistics
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from ragmeter._lazy import moved
 from ragmeter.metrics.registry import lookup
 from ragmeter.metrics.spec import MetricSpec
 from ragmeter.models import MetricSummary
 from ragmeter.stats import intervals
 
-_MOVED = ("BOOTSTRAP_RESAMPLES", "Z95", "wilson", "bootstrap_mean")
+_MOVED = dict.fromkeys(("BOOTSTRAP_RESAMPLES", "Z95", "wilson", "bootstrap_mean"), "ragmeter.stats.intervals")
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _MOVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(
-        f"{__name__}.{name} moved to ragmeter.stats.intervals.{name}", DeprecationWarning, stacklevel=2
-    )
-    if name == "bootstrap_mean":
-        return _bootstrap_mean_with_old_keyword
-    return getattr(intervals, name)
+    value = moved(__name__, name, _MOVED)
+    return _bootstrap_mean_with_old_keyword if name == "bootstrap_mean" else value
 
 
 def _bootstrap_mean_with_old_keyword(

@@ -3,6 +3,7 @@
 All text that comes from documents, questions, answers, judges or run names goes through jinja2's
 autoescaping. As a second wall, a Content-Security-Policy admits only the report's own sorting script
 (by its sha256 hash): an injected script or event handler would not run even if escaping failed.
+The tables' rows (summary, PPI, stability, sufficiency, comparisons) are built in html_tables.py.
 """
 
 from __future__ import annotations
@@ -16,15 +17,24 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragmeter import metrics as registry
 from ragmeter._version import __version__
 from ragmeter.errors import MissingExtraError
 from ragmeter.llm.usage import describe_usage
 from ragmeter.models import EvalRunResult, MetricResult, QueryEvalResult
-from ragmeter.report.export import ci_text, run_label
+from ragmeter.report.export import run_label
+from ragmeter.report.html_tables import (
+    comparison_view,
+    fmt,
+    ppi_rows,
+    stability_rows,
+    sufficiency_rows,
+    summary_rows,
+)
+from ragmeter.report.html_tables import rankable_cells as rankable_cells
+from ragmeter.report.html_tables import summary_rows as _summary_rows  # noqa: F401  (imported from here by that name)
 from ragmeter.report.nugget_note import nugget_set_note
-from ragmeter.report.plots import metric_mean, metric_names, metric_values, report_figures
-from ragmeter.report.selection import change_rows, display_order, headline_metrics, judged_note, no_variation
+from ragmeter.report.plots import metric_names, metric_values, report_figures
+from ragmeter.report.selection import display_order, headline_metrics, judged_note, no_variation
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -32,16 +42,6 @@ if TYPE_CHECKING:
     from ragmeter.experiments.significance import Comparison
 
 _TEMPLATE_DIR = Path(__file__).parent / "templates"
-
-
-def _fmt(value: Any, digits: int = 4) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        if value != 0 and abs(value) < 10 ** (-digits):
-            return f"{value:.2e}"
-        return f"{value:.{digits}f}"
-    return str(value)
 
 
 def _png_data_uri(fig: Figure) -> str:
@@ -58,7 +58,7 @@ def _detail_text(value: Any, limit: int) -> str:
 def _judgement(name: str, m: MetricResult, limit: int) -> dict[str, Any]:
     return {
         "name": name,
-        "value": _fmt(m.value),
+        "value": fmt(m.value),
         "version": m.version,
         "error": m.error,
         "details": [(k, _detail_text(v, limit)) for k, v in m.details.items()],
@@ -73,13 +73,13 @@ def _query_row(
         m = q.metrics.get(name)
         value = m.value if m is not None else None
         cells.append(
-            {"text": _fmt(value), "sort": "" if value is None else repr(value), "error": m and m.error}
+            {"text": fmt(value), "sort": "" if value is None else repr(value), "error": m and m.error}
         )
     docs = [
         {
             "rank": d.rank,
             "doc_id": d.doc_id,
-            "score": _fmt(d.score),
+            "score": fmt(d.score),
             "text": d.text if len(d.text) <= snippet_chars else d.text[:snippet_chars] + "…",
         }
         for d in sorted(q.retrieved, key=lambda d: d.rank)[:max_docs]
@@ -100,157 +100,10 @@ def _query_row(
         "n_retrieved": len(q.retrieved),
         "judged": judged,
         "all_metrics": "; ".join(
-            f"{name} {_fmt(q.metrics[name].value)}" for name in display_order(list(q.metrics))
+            f"{name} {fmt(q.metrics[name].value)}" for name in display_order(list(q.metrics))
         ),
         "latency": ", ".join(f"{k} {v:.0f} ms" for k, v in q.latency_ms.items()),
         "cells": cells,
-    }
-
-
-def _summary_cell(run: EvalRunResult, name: str) -> dict[str, Any]:
-    s = run.aggregate.get(name)
-    values = metric_values(run, name)
-    mean = metric_mean(run, name)
-    ci, method = ci_text(name, s, digits=4) if s is not None else ("-", "-")
-    std = s.std if s is not None else None
-    n = s.n if s is not None else len(values)
-    n_null = s.n_null if s is not None else sum(1 for q in run.per_query if name in q.metrics) - n
-    detail = f"n={n}" + (f", {n_null} null" if n_null else "") + (f", std {_fmt(std)}" if std else "")
-    return {
-        "mean": mean,
-        "text": _fmt(mean),
-        "ci": "" if ci == "-" else ci,
-        "ci_method": "" if method == "-" else method,
-        "n_null": n_null,
-        "n": n,
-        "title": detail + ("" if ci == "-" else f", 95% CI {ci} {method}"),
-    }
-
-
-def rankable_cells(cells: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The cells that may be marked best: a mean over at least half as many values as the largest of
-    the row (a run of 1 query is not "best" against runs of 60; its mean is shown, not ranked)."""
-    valued = [c for c in cells if c["mean"] is not None]
-    most = max((int(c["n"] or 0) for c in valued), default=0)
-    return [c for c in valued if 2 * int(c["n"] or 0) >= most]
-
-
-def _summary_rows(runs: Sequence[EvalRunResult], metrics: Sequence[str]) -> list[dict[str, Any]]:
-    """One row per metric in the registry's display order: its scale, direction and interval method, per
-    run the mean and the stored 95% interval (clipped into the metric's range for runs stored before that
-    held); count, nulls and std in the cell's tooltip. Bold marks the best run in the metric's direction,
-    among the runs whose mean is over at least half as many queries as the largest (`rankable_cells`)."""
-    rows = []
-    for name in display_order(metrics):
-        cells = [_summary_cell(run, name) for run in runs]
-        ranked = rankable_cells(cells)
-        means = [c["mean"] for c in ranked]
-        higher = registry.higher_is_better(name)
-        best = (max if higher else min)(means) if len(means) > 1 else None
-        methods = {c["ci_method"] for c in cells if c["ci_method"]}
-        for c in cells:
-            c["best"] = best is not None and c["mean"] == best and any(c is r for r in ranked)
-            if len(methods) == 1:
-                c["ci_method"] = ""  # shown once, in the scale column
-        spec = registry.lookup(name)
-        rows.append(
-            {
-                "metric": name,
-                "scale": spec.scale if spec is not None else "?",
-                "method": methods.pop() if len(methods) == 1 else "",
-                "direction": "higher is better" if higher else "lower is better",
-                "cells": cells,
-            }
-        )
-    return rows
-
-
-def _ppi_rows(labels: Sequence[str], runs: Sequence[EvalRunResult]) -> list[dict[str, Any]]:
-    """One row per (run, judge metric) with a PPI estimate (`EvalRunResult.ppi`), in display order."""
-    rows = []
-    for label, run in zip(labels, runs, strict=True):
-        for name in display_order(list(run.ppi)):
-            e = run.ppi[name]
-            rows.append(
-                {
-                    "run": label,
-                    "metric": name,
-                    "judge_mean": _fmt(e.judge_mean),
-                    "estimate": _fmt(e.estimate),
-                    "ci": f"[{_fmt(e.ci95[0])}, {_fmt(e.ci95[1])}]",
-                    "n": f"{e.n_labeled} / {e.n_total}",
-                    "title": f"human labels alone: {_fmt(e.human_mean)}; se {_fmt(e.se)}; {e.labels}",
-                }
-            )
-    return rows
-
-
-def _better(delta: float | None, higher_is_better: bool) -> str:
-    if delta is None or delta == 0:
-        return ""
-    return "better" if (delta > 0) == higher_is_better else "worse"
-
-
-def _delta_text(delta: float | None, changed: bool | None, digits: int = 3) -> str:
-    if delta is None:
-        return "–"
-    if not changed:
-        return "0"
-    return f"{delta:+.{digits}f}" if abs(delta) >= 10 ** (-digits) else f"{delta:+.1e}"
-
-
-def _comparison_view(
-    cmp: Comparison, run_a: EvalRunResult, run_b: EvalRunResult, columns: Sequence[str], top: int
-) -> dict[str, Any]:
-    """The significance rows of one comparison (display order; p(t) in a tooltip) and its per-query change
-    table: the queries that changed most first, one column per headline metric that varies."""
-    by_name = {m.metric: m for m in cmp.metrics}
-    # Columns: the headline metrics on which at least one query changed.
-    changed = [c for c in columns if c in by_name and by_name[c].wins + by_name[c].losses > 0]
-    changes, n_changed = change_rows(run_a, run_b, changed, top=top)
-    return {
-        "title": f"{cmp.run_b} vs {cmp.run_a}",
-        "run_a": cmp.run_a,
-        "run_b": cmp.run_b,
-        "n_resamples": cmp.n_resamples,
-        "seed": cmp.seed,
-        "rows": [
-            {
-                "metric": m.metric,
-                "n": m.n,
-                "n_excluded": m.n_excluded,
-                "mean_a": _fmt(m.mean_a),
-                "mean_b": _fmt(m.mean_b),
-                "delta": _delta_text(m.delta, m.delta != 0 if m.delta is not None else None, 4),
-                "better": _better(m.delta, m.higher_is_better),
-                "ci": f"[{_fmt(m.ci95[0])}, {_fmt(m.ci95[1])}]" if m.ci95 else "–",
-                "p_t": _fmt(m.p_t),
-                "p_perm": _fmt(m.p_perm) + ("" if m.perm_exact is None or m.perm_exact else " (MC)"),
-                "p_holm": _fmt(m.p_holm),
-                "wlt": f"{m.wins}/{m.losses}/{m.ties}",
-                "significant": m.significant(),
-            }
-            for m in (by_name[name] for name in display_order(list(by_name)))
-        ],
-        "change_metrics": [c["metric"] for c in changes[0]["cells"]] if changes else [],
-        "changes": [
-            {
-                "query_id": r["query_id"],
-                "question": r["question"],
-                "size": repr(r["size"]),
-                "cells": [
-                    {
-                        "text": _delta_text(c["delta"], c["better"] is not None),
-                        "sort": "" if c["delta"] is None else repr(c["delta"]),
-                        "better": "" if c["better"] is None else ("better" if c["better"] else "worse"),
-                        "title": f"{_fmt(c['a'])} → {_fmt(c['b'])}",
-                    }
-                    for c in r["cells"]
-                ],
-            }
-            for r in changes
-        ],
-        "n_changed": n_changed,
     }
 
 
@@ -287,38 +140,6 @@ def _flat_lines(flat: dict[str, str]) -> list[tuple[str, list[str]]]:
     for name in display_order(list(flat)):
         groups.setdefault(flat[name], []).append(name)
     return list(groups.items())
-
-
-def _stability_rows(labels: Sequence[str], runs: Sequence[EvalRunResult]) -> list[list[str]]:
-    """One row per (run, judge metric) of a run judged in repeats: the run's label, then STABILITY_COLUMNS."""
-    from ragmeter.score.stability import stability_rows
-
-    return [
-        [label, *row]
-        for label, run in zip(labels, runs, strict=True)
-        for row in stability_rows(run.stability)
-    ]
-
-
-def _sufficiency_rows(labels: Sequence[str], runs: Sequence[EvalRunResult]) -> list[list[str]]:
-    """One row per (run, sufficient / insufficient) of a run with a sufficiency table: the run's label, the
-    row, then each outcome's count, share of the table and Wilson 95% interval, and the row's total."""
-    from ragmeter.score.sufficiency import COLUMNS, ROWS
-
-    def cell(c: dict[str, Any]) -> str:
-        if c.get("share") is None:
-            return str(c["n"])
-        lo, hi = c["ci95"]
-        return f"{c['n']} ({c['share']:.0%} [{lo:.2f}, {hi:.2f}])"
-
-    out = []
-    for label, run in zip(labels, runs, strict=True):
-        if not run.sufficiency:
-            continue
-        for row in ROWS:
-            cells = run.sufficiency["cells"][row]
-            out.append([label, row, *(cell(cells[c]) for c in (*COLUMNS, "total"))])
-    return out
 
 
 def render_html(
@@ -383,17 +204,17 @@ def render_html(
             title=title or "ragmeter report: " + ", ".join(labels),
             labels=labels,
             sections=sections,
-            summary=_summary_rows(runs, metrics),
-            ppi=_ppi_rows(labels, runs),
-            stability=_stability_rows(labels, runs),
-            sufficiency=_sufficiency_rows(labels, runs),
+            summary=summary_rows(runs, metrics),
+            ppi=ppi_rows(labels, runs),
+            stability=stability_rows(labels, runs),
+            sufficiency=sufficiency_rows(labels, runs),
             risk_coverage=[
                 (label, run.risk_coverage)
                 for label, run in zip(labels, runs, strict=True)
                 if run.risk_coverage and run.risk_coverage.get("aurc") is not None
             ],
             comparisons=[
-                _comparison_view(c, runs[0], runs[i], columns, top_changes)
+                comparison_view(c, runs[0], runs[i], columns, top_changes)
                 for i, c in enumerate(comparisons, start=1)
             ],
             forest=next((f for f in figures if f["name"] == "forest"), None),

@@ -4,9 +4,9 @@ DeprecationWarning naming the new place."""
 
 from __future__ import annotations
 
-import importlib
-import warnings
 from typing import Any
+
+from ragmeter._lazy import moved
 
 # old name -> the module that holds it now (looked up by name when an old name is used)
 _MOVED: dict[str, str] = {
@@ -21,8 +21,4 @@ _MOVED: dict[str, str] = {
 
 
 def __getattr__(name: str) -> Any:
-    target = _MOVED.get(name)
-    if target is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"{__name__}.{name} moved to {target}.{name}", DeprecationWarning, stacklevel=2)
-    return getattr(importlib.import_module(target), name)
+    return moved(__name__, name, _MOVED)

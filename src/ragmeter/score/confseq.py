@@ -3,19 +3,14 @@ names still resolve here for one release, with a DeprecationWarning naming the n
 
 from __future__ import annotations
 
-import importlib
-import warnings
 from typing import Any
 
-_MOVED = ("TRUNCATION", "GateState", "wor_confidence_sequence", "decide")
+from ragmeter._lazy import moved
+
+_MOVED = dict.fromkeys(
+    ("TRUNCATION", "GateState", "wor_confidence_sequence", "decide"), "ragmeter.stats.confseq"
+)
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _MOVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(
-        f"ragmeter.score.confseq.{name} moved to ragmeter.stats.confseq.{name}",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(importlib.import_module("ragmeter.stats.confseq"), name)
+    return moved(__name__, name, _MOVED)

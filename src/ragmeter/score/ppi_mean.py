@@ -3,17 +3,12 @@ names still resolve here for one release, with a DeprecationWarning naming the n
 
 from __future__ import annotations
 
-import importlib
-import warnings
 from typing import Any
 
-_MOVED = ("PPIResult", "ppi_mean", "t_quantile")
+from ragmeter._lazy import moved
+
+_MOVED = dict.fromkeys(("PPIResult", "ppi_mean", "t_quantile"), "ragmeter.stats.ppi")
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _MOVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(
-        f"ragmeter.score.ppi_mean.{name} moved to ragmeter.stats.ppi.{name}", DeprecationWarning, stacklevel=2
-    )
-    return getattr(importlib.import_module("ragmeter.stats.ppi"), name)
+    return moved(__name__, name, _MOVED)

@@ -5,35 +5,32 @@ DeprecationWarning naming the new place), and the display rows of the result."""
 
 from __future__ import annotations
 
-import importlib
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
 import numpy as np
 
+from ragmeter._lazy import moved
 from ragmeter.models import JudgeStability, QueryEvalResult
 from ragmeter.stats import krippendorff as kr
 
-_MOVED = (
-    "FloatArray",
-    "Level",
-    "RepeatStability",
-    "flip_share",
-    "krippendorff_alpha",
-    "repeat_stability",
-    "repeat_summary",
+_MOVED = dict.fromkeys(
+    (
+        "FloatArray",
+        "Level",
+        "RepeatStability",
+        "flip_share",
+        "krippendorff_alpha",
+        "repeat_stability",
+        "repeat_summary",
+    ),
+    "ragmeter.stats.krippendorff",
 )
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _MOVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(
-        f"{__name__}.{name} moved to ragmeter.stats.krippendorff.{name}", DeprecationWarning, stacklevel=2
-    )
-    return getattr(importlib.import_module("ragmeter.stats.krippendorff"), name)
+    return moved(__name__, name, _MOVED)
 
 
 def judge_stability(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -216,3 +216,22 @@ def all_labels(
     for label in rows:
         newest[label.item.key] = label
     return sorted(newest.values(), key=lambda lab: (lab.created_at or utcnow(), lab.item.key))
+
+
+def labels_of_answers(
+    engine: Engine, run_id: str | None, answers: Mapping[str, str | None], *, queue_only: bool = False
+) -> list[Label]:
+    """The newest label of each of the run's items whose answer is the query's answer now (`answers`: {query
+    id: answer}); a label of another answer to the same query does not apply. With queue_only, only items
+    labelled from the queue."""
+    current = {qid: answer_hash(answer) for qid, answer in answers.items()}
+    history = all_labels(engine, run_id=run_id, history=True)
+    queued = {lab.item.key for lab in history if lab.source == "queue"}
+    newest: dict[str, Label] = {}
+    for lab in history:
+        newest[lab.item.key] = lab
+    return [
+        lab
+        for key, lab in newest.items()
+        if current.get(lab.item.query_id) == lab.item.answer_hash and (not queue_only or key in queued)
+    ]

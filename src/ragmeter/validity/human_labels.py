@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import ragmeter.metrics as rm
 from ragmeter.errors import InputError
 from ragmeter.models import EvalQuery, EvalRunResult, MetricResult, PPIEstimate, QueryEvalResult
-from ragmeter.store.labels import Label, LabelItem, add_labels, all_labels, answer_hash
+from ragmeter.store.labels import LabelItem, add_labels, all_labels, labels_of_answers
 
 if TYPE_CHECKING:
     from ragmeter.store.api import Store
@@ -79,20 +79,12 @@ def answer_labels(
 ) -> dict[str, dict[str, float]]:
     """{metric: {query id: label}} of the labels given to the run's answers as they are now (a label of
     another answer to the same query does not apply). With queue_only, only items labelled from the queue."""
-    current = {q.query_id: answer_hash(q.answer) for q in per_query}
-    history = all_labels(store.engine, run_id=run.run_id, history=True)
-    queued = {lab.item.key for lab in history if lab.source == "queue"}
-    newest: dict[str, Label] = {}
-    for lab in history:
-        newest[lab.item.key] = lab
     out: dict[str, dict[str, float]] = {}
-    for key, lab in newest.items():
+    answers = {q.query_id: q.answer for q in per_query}
+    for lab in labels_of_answers(store.engine, run.run_id, answers, queue_only=queue_only):
         item = lab.item
-        if item.kind != "answer" or item.metric is None or current.get(item.query_id) != item.answer_hash:
-            continue
-        if queue_only and key not in queued:
-            continue
-        out.setdefault(item.metric, {})[item.query_id] = lab.value
+        if item.kind == "answer" and item.metric is not None:
+            out.setdefault(item.metric, {})[item.query_id] = lab.value
     return out
 
 

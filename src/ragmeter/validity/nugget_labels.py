@@ -22,8 +22,8 @@ from ragmeter.store.labels import (
     Label,
     LabelItem,
     all_labels,
-    answer_hash,
     assignment_name,
+    labels_of_answers,
     save_label,
 )
 
@@ -84,20 +84,12 @@ def assignment_labels(
     """{query id: {nugget id: label}}: the current labels of the run's current answers for the set version
     it was scored against (labels of another answer or another version do not apply)."""
     set_hash = set_hash or _set_hash(store, run)
-    current = {q.query_id: answer_hash(q.answer) for q in run.per_query}
-    history = all_labels(store.engine, run_id=run.run_id, history=True)
-    queued = {lab.item.key for lab in history if lab.source == "queue"}
-    newest: dict[str, Label] = {}
-    for lab in history:
-        newest[lab.item.key] = lab
     out: dict[str, dict[str, Label]] = {}
-    for key, lab in newest.items():
+    answers = {q.query_id: q.answer for q in run.per_query}
+    for lab in labels_of_answers(store.engine, run.run_id, answers, queue_only=queue_only):
         item = lab.item
-        if item.kind != "assignment" or item.nugget_set != set_hash or item.nugget_id is None:
-            continue
-        if current.get(item.query_id) != item.answer_hash or (queue_only and key not in queued):
-            continue
-        out.setdefault(item.query_id, {})[item.nugget_id] = lab
+        if item.kind == "assignment" and item.nugget_set == set_hash and item.nugget_id is not None:
+            out.setdefault(item.query_id, {})[item.nugget_id] = lab
     return out
 
 
