@@ -160,9 +160,22 @@ def cards_for_run(store: Any, judge_spec: str | None, metrics: list[str]) -> dic
     return out
 
 
+def run_cards(store: Any, run: Any) -> dict[str, JudgeCard]:
+    """The cards beside a stored run's metrics: the newest stored card of the run's judge for each of its
+    metrics that has one. `runs show`, the report and the viewer all find a run's cards here."""
+    return cards_for_run(store, run.config.judge_model, list(run.aggregate))
+
+
+def own_card(store: Any, run: Any) -> JudgeCard | None:
+    """The card a judge-card run holds (None for any other run): `runs show` and the viewer print it whole."""
+    if run.config.system != CARD_SYSTEM or not run.run_id:
+        return None
+    rows = [summary for run_id, summary in _card_rows(store) if run_id == run.run_id]
+    return _from_summary(rows[0], f"card {run.run_id}") if rows else None
+
+
 def card_notes(store: Any, run: Any) -> list[str]:
     """One line per judged metric of `run` with a stored card of its judge (for reports' run notes)."""
     from ragmeter.validity.render import card_summary
 
-    cards = cards_for_run(store, run.config.judge_model, list(run.aggregate))
-    return [card_summary(c) for c in cards.values()]
+    return [card_summary(c) for c in run_cards(store, run).values()]

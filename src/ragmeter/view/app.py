@@ -28,6 +28,7 @@ from ragmeter.view.base import (
     query_href,
     run_href,
 )
+from ragmeter.view.cards import card_panels
 from ragmeter.view.guard import Guard, GuardMiddleware
 from ragmeter.view.query_pages import QueryPages
 
@@ -113,9 +114,12 @@ class Viewer(QueryPages):
             ppi_note = f"recomputed now from {n_labels} queue label(s) in the store" + "".join(
                 f"; {n}" for n in notes
             )
+        cards = card_panels(self.store, run)  # each judged metric's judge card, as runs show finds it
         return self.render(
             "run.html.j2",
             run=run,
+            cards=cards,
+            card_of={p["metric"]: p for p in cards},
             system=data.system_of(run),
             replay=data.replay_of(run),
             duration="–" if dur is None else f"{dur:.1f} s",
