@@ -92,7 +92,10 @@ def add_judged_run(store: Store, name: str, judge: str | None, metrics: tuple[st
                 query_id=f"r{i}",
                 question=f"Question {i}?",
                 answer=f"Answer {i}.",
-                metrics={m: MetricResult(name=m, value=v) for m, v in values.items()},
+                metrics={
+                    m: MetricResult(name=m, value=v, details={"reasoning": f"why {i}"} if m != "mrr" else {})
+                    for m, v in values.items()
+                },
             )
         )
     for pos, q in enumerate(results):

@@ -133,6 +133,25 @@ def test_the_run_page_shows_each_judged_metric_s_card(stored: dict[str, Any], cl
     assert str(escape(CARD_NOTE)) in section and str(escape(HOSTILE_ID)) in section
 
 
+def test_the_query_page_links_each_judge_to_its_card(stored: dict[str, Any], client: TestClient) -> None:
+    run = stored["judged"]
+    page = client.get(f"/runs/{run}/query?id=r1").text
+
+    def judge(metric: str) -> str:
+        start = page.index(f'<section class="judge" data-metric="{metric}">')
+        return page[start : page.index("</section>", start)]
+
+    link = re.search(
+        r'<p class="card-link flagged">judge card: <a href="([^"]+)">(.*?)</a>', judge("groundedness")
+    )
+    assert link is not None and link.group(1) == f"/runs/{run}#card-groundedness"
+    assert "flagged: padding" in link.group(2)
+    assert 'judge card: <a href="/runs/' in judge("answer_correctness") and "no card" in judge(
+        "answer_correctness"
+    )
+    assert page.count('<p class="card-link') == 2  # the two judged metrics; mrr is no judge's
+
+
 def test_pages_without_a_card(stored: dict[str, Any], client: TestClient) -> None:
     page = client.get(f"/runs/{stored['uncarded']}").text
     assert 'id="card-groundedness"' in page and "no card: no judge card of" in page

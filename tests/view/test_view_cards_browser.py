@@ -2,7 +2,7 @@
 of a run judged by a judge with a stored card, the judged metric's row names the card's flags and links to
 the card, whose numbers are the stored card's and whose flagged perturbation is marked (a flag glyph and
 words, tinted); a judged metric with no card, and a run whose judge has none, say "no card"; no card text
-runs as markup; the page does not scroll sideways at 1280 px."""
+runs as markup; the page does not scroll sideways at 1280 px; a query page's judge links to its card."""
 
 from __future__ import annotations
 
@@ -63,6 +63,13 @@ def test_cards_next_to_judged_metrics_in_a_browser(stored: dict[str, Any]) -> No
         scroll, client = no_horizontal_overflow(page)
         assert scroll <= client <= 1280, (scroll, client)
         assert not pwned(page)
+        # a query's page: each judge's verdict links to its card on the run page
+        page.goto(base + f"/runs/{stored['judged']}/query?id=r1")
+        link = page.locator("section.judge[data-metric='groundedness'] p.card-link a")
+        assert "⚑ flagged: padding" in link.inner_text()
+        link.click()
+        page.wait_for_url(f"**/runs/{stored['judged']}#card-groundedness")
+        assert page.locator("#card-groundedness tr[data-perturbation='padding']").is_visible()
         # a run whose judge has no stored card
         page.goto(base + f"/runs/{stored['uncarded']}")
         text = page.locator("#card-groundedness").inner_text()

@@ -22,6 +22,7 @@ from ragmeter.view.base import (
     query_href,
     run_href,
 )
+from ragmeter.view.cards import card_panels
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -192,6 +193,7 @@ class QueryPages(BaseViewer):
             queries_url=back,
             prev_href=prev_href,
             next_href=next_href,
+            card_of={c["metric"]: c for c in card_panels(self.store, run)},  # the run page's cards
             **self.label_context(run, q, request),
         )
 
