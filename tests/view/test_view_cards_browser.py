@@ -47,7 +47,7 @@ def test_cards_next_to_judged_metrics_in_a_browser(stored: dict[str, Any]) -> No
         ok = section.locator("tr[data-perturbation='master_key']")
         assert flagged.is_visible() and "⚑ padding" in flagged.inner_text()
         assert "FLAGGED (in favour)" in flagged.locator("td.flag").inner_text()
-        assert flagged.locator("td.shift").inner_text() == f"{pad.net_shift:+.3f}"
+        assert flagged.locator("td.net-shift").inner_text() == f"{pad.net_shift:+.3f}"
         assert pad.ci95 is not None
         assert flagged.locator("td.ci").inner_text() == f"[{pad.ci95[0]:+.3f}, {pad.ci95[1]:+.3f}]"
         assert ok.locator("td.flag").inner_text() == "inside tolerance"
