@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from ragmeter.errors import InputError
-from ragmeter.validity.models import JudgeCard
+
+if TYPE_CHECKING:
+    # read on first parse: the card's model pulls in scipy (the escalation calibration), which a store
+    # with no card (a viewer page, a bundle) never needs
+    from ragmeter.validity.models import JudgeCard
 
 CARD_SYSTEM = "judge-card"
 
@@ -58,6 +62,8 @@ def _from_summary(summary: Any, where: str) -> JudgeCard:
 
 
 def parse_card(data: Any, where: str) -> JudgeCard:
+    from ragmeter.validity.models import JudgeCard
+
     try:
         return JudgeCard.model_validate(data)
     except ValidationError as exc:
