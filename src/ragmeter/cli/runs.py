@@ -83,14 +83,14 @@ def _headline(r: EvalRunResult) -> str:
 def show_command(run_id: str, fmt: str, db: str | None) -> None:
     """One run: its summary, or (--format json) the whole EvalRunResult with per-query results."""
     from ragmeter.validity.human_labels import store_ppi
-    from ragmeter.validity.storage import CARD_SYSTEM, cards_for_run, load_card
+    from ragmeter.validity.storage import own_card, run_cards
 
     with open_db(db) as store:
         result = store.get_run(run_id)
         # PPI recomputed on read from the labels people gave from the viewer's queue (when there are any).
         estimates, ppi_notes, n_labels = store_ppi(store, result)
-        own = load_card(store, result.run_id or run_id) if result.config.system == CARD_SYSTEM else None
-        cards = cards_for_run(store, result.config.judge_model, list(result.aggregate))
+        own = own_card(store, result)
+        cards = run_cards(store, result)
     if n_labels:
         note = f"PPI recomputed from {n_labels} queue label(s) in the store"
         notes = [*result.notes, note, *ppi_notes]

@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from ragmeter.errors import InputError
-from ragmeter.validity.models import JudgeCard
+
+if TYPE_CHECKING:
+    # read on first parse: the card's model pulls in scipy (the escalation calibration), which a store
+    # with no card (a viewer page, a bundle) never needs
+    from ragmeter.validity.models import JudgeCard
 
 CARD_SYSTEM = "judge-card"
 
@@ -58,6 +62,8 @@ def _from_summary(summary: Any, where: str) -> JudgeCard:
 
 
 def parse_card(data: Any, where: str) -> JudgeCard:
+    from ragmeter.validity.models import JudgeCard
+
     try:
         return JudgeCard.model_validate(data)
     except ValidationError as exc:
@@ -160,9 +166,22 @@ def cards_for_run(store: Any, judge_spec: str | None, metrics: list[str]) -> dic
     return out
 
 
+def run_cards(store: Any, run: Any) -> dict[str, JudgeCard]:
+    """The cards beside a stored run's metrics: the newest stored card of the run's judge for each of its
+    metrics that has one. `runs show`, the report and the viewer all find a run's cards here."""
+    return cards_for_run(store, run.config.judge_model, list(run.aggregate))
+
+
+def own_card(store: Any, run: Any) -> JudgeCard | None:
+    """The card a judge-card run holds (None for any other run): `runs show` and the viewer print it whole."""
+    if run.config.system != CARD_SYSTEM or not run.run_id:
+        return None
+    rows = [summary for run_id, summary in _card_rows(store) if run_id == run.run_id]
+    return _from_summary(rows[0], f"card {run.run_id}") if rows else None
+
+
 def card_notes(store: Any, run: Any) -> list[str]:
     """One line per judged metric of `run` with a stored card of its judge (for reports' run notes)."""
     from ragmeter.validity.render import card_summary
 
-    cards = cards_for_run(store, run.config.judge_model, list(run.aggregate))
-    return [card_summary(c) for c in cards.values()]
+    return [card_summary(c) for c in run_cards(store, run).values()]

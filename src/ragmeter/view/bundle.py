@@ -15,6 +15,7 @@ from ragmeter.safety import write_text_atomic
 from ragmeter.store.pages import latencies
 from ragmeter.view import data
 from ragmeter.view.app import HERE, environment
+from ragmeter.view.cards import card_panels
 
 if TYPE_CHECKING:
     from markupsafe import Markup
@@ -113,6 +114,7 @@ def write_bundle(store: Store, run_ids: Sequence[str], out: str | Path) -> list[
             summary=data.summary_rows(run),
             usage=data.usage_rows(run),
             ppi=data.ppi_rows(run),
+            cards=card_panels(store, run),
             p50=data.fmt(data.percentile(lat, 0.5), 1) + " ms" if lat else "–",
             p95=data.fmt(data.percentile(lat, 0.95), 1) + " ms" if lat else "–",
             metrics=payload["metrics"],
