@@ -127,6 +127,30 @@ async def test_create_windows_batches_and_vital_first(scripted: Any) -> None:
     assert made.nuggets.provenance.documents[0] == "d1" and made.nuggets.provenance.model == "m"
 
 
+async def test_a_reply_that_repeats_its_list_keeps_each_nugget_once(scripted: Any) -> None:
+    """Seen with the local 1.5B model: one list of facts returned four times over. Each fact is kept once
+    (compared up to case and spacing), in first-seen order, and the set's provenance says how many went."""
+    from ragmeter.judges.nugget_create import create
+    from ragmeter.llm import from_spec
+
+    facts = ["Indexes are saved under a name.", "A fingerprint is stored.", "A change rebuilds the index."]
+    repeated = facts + [f.upper() for f in facts] + [f"  {f}  " for f in facts] + facts
+
+    def reply(req: ScriptedRequest) -> Step:
+        if "Initial Nugget List:" in req.user:
+            return Step(text=str(repeated))
+        nuggets = ast.literal_eval(req.user.split("Nugget List: ", 1)[1].split("\n", 1)[0])
+        return Step(text=str(["vital"] * len(nuggets)))
+
+    server = await scripted(reply)
+    llm = from_spec(f"openai-compatible:m@{server.url}")
+    made = await create(llm, "q1", "what?", [("d1", "passage 1")], keep=20, model="m")
+    await llm.aclose()
+    assert [n.text for n in made.nuggets.nuggets] == facts
+    assert made.flags == ["passages 1-1: 9 repeated nugget(s) kept once"]
+    assert "9 repeated" in (made.nuggets.provenance.note or "")
+
+
 def test_demo_set_is_shipped_and_valid(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     from ragmeter.nuggets.demo import demo_nuggets_path
 

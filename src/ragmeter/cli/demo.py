@@ -27,8 +27,8 @@ MODES = ("fulltext", "semantic", "hybrid")
 DEMO_JUDGES = ("retrieval_grade", "answer_correctness")
 # Questions judged with the local model. Measured on this shared 2-core machine at load ~1.5: 2 questions x 2
 # judges in 92 s (server start included); 3 questions fit the judging budget, 5 did not. The nugget scores add
-# one short call per question (a list of at most 5 labels; not measured with the local model yet): a question
-# whose calls are not all done when the budget ends is left to `ragmeter run --resume`.
+# one short call per question (measured beside a busy process: 263 prompt + 8 reply tokens; docs/runs.md has
+# the demo's times): a question whose calls are not all done when the budget ends is left to `run --resume`.
 LOCAL_JUDGE_SAMPLE = 3
 # The demo's wall-clock budget: judging gets what is left of it and stops (resumable) when it runs out.
 DEMO_BUDGET_S = 150.0  # + start-up and shutting the judge down: under 3 minutes of wall time

@@ -4,7 +4,10 @@ keep vital first, in their order, up to `keep` (nuggetizer keeps 30; the TREC 20
 
 Differences, on purpose: a reply that cannot be parsed is re-asked once (nuggetizer retries up to 500 times at
 temperature 0.2) and then that window leaves the list as it was / that batch's nuggets are labelled "okay"
-with a flag (nuggetizer labels them "failed", which its scores count as neither vital nor okay's support).
+with a flag (nuggetizer labels them "failed", which its scores count as neither vital nor okay's support);
+a nugget the reply repeats (the same text up to case and spacing) is kept once, with a flag (nuggetizer keeps
+repeats: the local 1.5B model measured in benchmarks/nuggets.py returned one list of four nuggets four times,
+which made 16 nuggets of 4 facts and so weighed each fact four times in every score).
 """
 
 from __future__ import annotations
@@ -30,6 +33,18 @@ class Created:
     nuggets: QueryNuggets
     calls: int = 0
     flags: list[str] = field(default_factory=list)
+
+
+def _once(texts: list[str]) -> tuple[list[str], int]:
+    """The texts in order, each kept once (compared up to case and spacing), and how many repeats went."""
+    seen: set[str] = set()
+    out = []
+    for t in texts:
+        key = " ".join(t.lower().split())
+        if key not in seen:
+            seen.add(key)
+            out.append(t)
+    return out, len(texts) - len(out)
 
 
 async def _ask(
@@ -100,7 +115,12 @@ async def create(
             )
             continue
         out_calls += calls
-        current = [str(x).strip() for x in got if str(x).strip()][:MAX_NUGGETS]
+        current, repeats = _once([str(x).strip() for x in got if str(x).strip()])
+        current = current[:MAX_NUGGETS]
+        if repeats:
+            flags.append(
+                f"passages {start + 1}-{start + len(window)}: {repeats} repeated nugget(s) kept once"
+            )
     labelled: list[tuple[str, str]] = []
     for start in range(0, len(current), SCORE_BATCH):
         batch = current[start : start + SCORE_BATCH]
