@@ -120,7 +120,7 @@ def main() -> None:
         [r["label"] for r in kept],
         [int(r["judged"]) for r in kept],
         labels=[0, 1],
-        n_boot=args.n_boot,
+        n_resamples=args.n_boot,
         seed=args.seed,
     ).to_dict()
     latencies = [r["latency_s"] for r in rows if r["latency_s"]]
