@@ -18,9 +18,15 @@ from pydantic import (
     SerializerFunctionWrapHandler,
     field_validator,
     model_serializer,
+    model_validator,
 )
 
 from ragmeter.errors import InputError
+from ragmeter.records import CONTEXT_K, EscalationSpec, JudgeOptions, ReplayRef, SequentialGates
+from ragmeter.result_models import GateAcrossRepeats, JudgeStability, PPIEstimate
+from ragmeter.upgrade import upgrade_config
+
+__all__ = ["GateAcrossRepeats", "JudgeStability", "PPIEstimate"]  # their home is ragmeter.result_models
 
 
 def parse_executor(spec: str | None) -> tuple[str, str | None]:
@@ -249,7 +255,33 @@ class EvalConfig(BaseModel):
     # of ragmeter.run.repeats, DEFAULT_TEMPERATURE); one judgment (1) is what runs always did.
     repeat: int = 1
     repeat_temperature: float | None = None
+    # How many of the top retrieved texts the generator and the judges get (`--context-k`).
+    context_k: int = Field(default=CONTEXT_K, ge=1)
+    # False: no semantic similarity metric unless named (it loads an embedding model).
+    semantic: bool = True
+    # The rule that calls an answer correct for the failure classes (ragmeter.score.classes.parse_rule).
+    correct_if: str | None = None
+    # build_system keywords of the built-in pipeline (`--set pipeline.OPTION`, `ragmeter experiment`).
+    system_options: dict[str, Any] = Field(default_factory=dict)
+    # The judge client's timeout, retries and budget (`--judge-timeout`, `--judge-retries`, `--judge-budget`).
+    judge_options: JudgeOptions = Field(default_factory=JudgeOptions)
+    # `--sequential`: the gates decided while the run runs (ragmeter.run.sequential); None: not sequential.
+    sequential: SequentialGates | None = None
+    # The nugget set of the nugget_* metrics: {"path", "hash", "prompt"} (ragmeter.score.nugget_plan).
+    nuggets: dict[str, str] | None = None
+    # A cheap judge escalating to a strong one (`--escalate-to`, ragmeter.judges.cascade); None: no cascade.
+    escalation: EscalationSpec | None = None
+    # A diagnose replay's parent run and intervention (ragmeter.diagnose.replay); None for any other run.
+    replay: ReplayRef | None = None
+    # The user's own entries (`--set extra.KEY=VALUE`, a config file's `extra:`): stored with the run and
+    # passed through untouched; ragmeter never reads them. (Runs stored before the settings above were
+    # typed kept them here: ragmeter.upgrade.upgrade_config lifts them into their fields on reading.)
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lift_old_extra(cls, data: Any) -> Any:
+        return upgrade_config(data)
 
     @field_validator("repeat")
     @classmethod
@@ -303,64 +335,6 @@ class EvalConfig(BaseModel):
         return redact_data(handler(self))
 
 
-class PPIEstimate(BaseModel):
-    """A judge metric's mean corrected with human labels by prediction-powered inference (ragmeter.score.ppi):
-    the PPI estimate and its 95% interval (clipped into the metric's range) next to the plain judge mean."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    estimate: float
-    ci95: tuple[float, float]
-    se: float
-    judge_mean: float  # the plain mean of the judge over the n_total queries with a value
-    human_mean: float  # the mean of the human labels alone (on the metric's scale)
-    n_labeled: int  # human labels used: labelled queries with a judge value
-    n_total: int
-    clipped: bool = False
-    labels: str = ""  # how the human labels were put on the metric's scale
-    method: str = "ppi-mean (Angelopoulos et al. 2023), normal approximation"
-
-
-class JudgeStability(BaseModel):
-    """A judge metric judged N times per query (`run --repeat N`): Krippendorff's alpha across the repeats
-    at the judge's level of measurement, its bootstrap interval over queries, the share of queries whose
-    pass verdict (value >= threshold) is not the same in every repeat, and the mean per-query sd."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    repeats: int
-    items: int  # queries with at least two valid repeats
-    level: Literal["interval", "ordinal"]
-    alpha: float | None  # None: undefined (no variation at all, or no pairable query)
-    alpha_ci95: tuple[float, float] | None = None
-    flip_share: float | None = None
-    threshold: float
-    threshold_from: Literal["gate", "mid-range"]
-    mean_sd: float | None = None
-    temperature: float | None = None  # the temperature the repeats were asked for (None: not sent)
-    seeds: list[int | None] = Field(default_factory=list)  # seed of each repeat, by repeat index
-
-
-class GateAcrossRepeats(BaseModel):
-    """A `--fail-under` gate on a metric judged in repeats (ragmeter.score.flaky): the run mean of each
-    repeat, how many fall on the other side of the threshold from the run's verdict, that share with its
-    Wilson 95% interval, and whether the gate is flaky (share above the tolerance)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    threshold: float
-    higher_is_better: bool = True
-    verdict: Literal["pass", "fail"]  # the gate rule on the run's mean over all repeats
-    repeat_means: list[float | None]
-    other_side: int
-    repeats: int
-    share: float
-    share_ci95: tuple[float, float]
-    tolerance: float = 0.0
-    flaky: bool
-    method: str = "wilson"
-
-
 # Version of the run JSON (EvalRunResult). 1: the 0.1 format, no `schema_version` field (still read).
 # 2: schema_version, usage, record, per-query usage.
 RUN_SCHEMA_VERSION = 2
@@ -411,9 +385,11 @@ class EvalRunResult(BaseModel):
     def system_label(self) -> str:
         """What was evaluated, as lists show it: `builtin (hybrid)` only for the built-in pipeline; an
         in-process Python object (a callable, a System) by its name, as its run record says."""
-        replay = (self.record or {}).get("replay") or self.config.extra.get("replay")
-        if isinstance(replay, dict) and replay.get("parent"):
-            return f"{replay.get('intervention')} replay of run {replay['parent']}"
+        replay = (self.record or {}).get("replay") or self.config.replay
+        if isinstance(replay, dict):
+            replay = ReplayRef.model_validate(replay)
+        if replay is not None and replay.parent:
+            return f"{replay.intervention} replay of run {replay.parent}"
         system = (self.record or {}).get("system") or {}
         kind, spec = system.get("kind"), str(system.get("spec") or self.config.system)
         if kind == "object":

@@ -15,12 +15,14 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from ragmeter.safety import REDACTED, is_secret_option, redact_spec
 
-RECORD_SCHEMA_VERSION = 1
-# How many of the top retrieved texts a generator and the judges get (config.extra["context_k"] overrides).
+# Version of the run record. 1: before `plan`; the settings that steer a run were keys of config.extra
+# (lifted into EvalConfig's typed fields by ragmeter.upgrade.upgrade_config). 2: `plan`.
+RECORD_SCHEMA_VERSION = 2
+# How many of the top retrieved texts a generator and the judges get (EvalConfig.context_k overrides).
 CONTEXT_K = 5
 
 SystemKind = Literal["builtin", "reference", "http", "run_file", "object"]
@@ -84,6 +86,49 @@ class EscalationRef(BaseModel):
     threshold: float | None
     guarantee: str
     calibration: dict[str, Any]  # the calibration file's content (ragmeter.validity.calibration)
+
+
+class JudgeOptions(BaseModel):
+    """The judge client's settings a run was given (`--judge-timeout`, `--judge-retries`, `--judge-budget`);
+    recorded in LLMRef.options (only those given) and replayed on resume, on Ray workers and by rescore."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    timeout: float | None = Field(default=None, gt=0)
+    max_retries: int | None = Field(default=None, ge=0)
+    budget: int | None = Field(default=None, ge=0)
+
+    @model_serializer(mode="wrap")
+    def _only_given(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        return {k: v for k, v in data.items() if v is not None} if isinstance(data, dict) else data
+
+    def given(self) -> dict[str, Any]:
+        """The options that were set, as the client's keywords."""
+        return self.model_dump(exclude_none=True)
+
+
+class SequentialGates(BaseModel):
+    """A sequential run's gates (`--fail-under METRIC=VALUE --sequential [--alpha A]`); checked against the
+    metric registry by ragmeter.run.sequential.sequential_spec."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gates: dict[str, float] = Field(default_factory=dict)
+    alpha: float = 0.05
+
+
+class EscalationSpec(BaseModel):
+    """An escalating judge as the config asks for it (`--escalate-to STRONG --card FILE`,
+    ragmeter.cli.run_escalation); recorded as EscalationRef, the strong judge's spec as an LLMRef."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    strong: str
+    metric: str
+    threshold: float | None
+    guarantee: str
+    calibration: dict[str, Any]
 
 
 class DatasetRef(BaseModel):

@@ -27,6 +27,7 @@ from ragmeter.diagnose.replay import (
 )
 from ragmeter.errors import InputError
 from ragmeter.models import EvalRunResult
+from ragmeter.records import ReplayRef
 from ragmeter.stats import resample
 
 PARTS = ("ranking_and_context", "retrieval", "generation")
@@ -241,12 +242,12 @@ async def adiagnose(
         replays: dict[str, EvalRunResult] = {"run": run}
         config, replay_judge = replay_config(run, record, copied, judge)
         for intervention in (*chain, *extras):
-            extra = {**config.extra, "replay": {"parent": run_id, "intervention": intervention}}
-            this = config.model_copy(update={"extra": extra})
+            replay = {"replay": ReplayRef(parent=run_id, intervention=intervention)}
+            this = config.model_copy(update=replay)
             name = f"{intervention} of {run_id}"
             if intervention == NO_RERANK:  # retrieval runs again: every metric is measured anew
                 assert rerun is not None
-                whole = run.config.model_copy(update={"output": None, "extra": extra})
+                whole = run.config.model_copy(update={"output": None, **replay})
                 replays[intervention] = await arun_evaluation(
                     dataset, rerun, whole, store=store, llm=judge, name=name, progress=False
                 )
@@ -291,7 +292,7 @@ async def adiagnose(
         from ragmeter.diagnose.closed_book import closed_book_values
 
         values, out["closed_book"] = closed_book_values(
-            run, replays[CLOSED_BOOK], by_id, run.config.extra.get("correct_if")
+            run, replays[CLOSED_BOOK], by_id, run.config.correct_if
         )
         store.put_metric_values(run_id, values)  # the parent run shows what its answers owe to retrieval
     return out
@@ -337,7 +338,7 @@ def replay_config(run: EvalRunResult, record: Any, copied: set[str], judge: Any)
         record.cutoffs,
         evaluate_generation=record.evaluate_generation,
         judged=judge is not None,
-        semantic=run.config.extra.get("semantic") is not False,
+        semantic=run.config.semantic,
     )
     judges = [n for n in plan.judges if n not in copied]
     names = [*plan.retrieval, *(plan.lexical or ()), *judges, *plan.custom]

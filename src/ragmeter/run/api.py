@@ -287,7 +287,7 @@ class _Run:
             evaluate_generation=p.config.evaluate_generation,
             models=models,
             context_k=p.record.context_k,
-            correct_if=p.config.extra.get("correct_if"),
+            correct_if=p.config.correct_if,
             gates=self.opts.gates,
         )
         versions = {**package_versions(), **judge_versions(p)}

@@ -61,7 +61,7 @@ async def arescore(
         record.cutoffs,
         evaluate_generation=record.evaluate_generation,
         judged=wants_judge,
-        semantic=run.config.extra.get("semantic") is not False,
+        semantic=run.config.semantic,
         strict=bool(metrics),
         source="--metrics",
     )
@@ -96,11 +96,7 @@ def _nugget_spec(run: EvalRunResult, path: str | None, prompt: str | None) -> di
 
     from ragmeter.score.nugget_plan import DEFAULT_STYLE, absolute
 
-    last = (
-        json.loads(run.versions["nuggets"])
-        if run.versions.get("nuggets")
-        else run.config.extra.get("nuggets")
-    )
+    last = json.loads(run.versions["nuggets"]) if run.versions.get("nuggets") else run.config.nuggets
     if path is not None:
         style = prompt or (last or {}).get("prompt") or DEFAULT_STYLE
         return {"path": absolute(path), "prompt": style}
@@ -221,7 +217,7 @@ async def _store(
         evaluate_generation=record.evaluate_generation,
         models={"judge": (judge_public or {}).get("model")},
         context_k=record.context_k,
-        correct_if=run.config.extra.get("correct_if"),
+        correct_if=run.config.correct_if,
     )
     recomputed = _recomputed(plan, scored.per_query, run.per_query, scored.run_level)
     store.put_metric_values(run.run_id, recomputed)

@@ -41,9 +41,8 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 
 def system_of(run: EvalRunResult) -> str:
     c = run.config
-    replay = c.extra.get("replay")
-    if isinstance(replay, dict) and replay.get("parent"):  # a diagnose replay: its parent and intervention
-        return f"{replay.get('intervention')} replay of run {replay['parent']}"
+    if c.replay is not None and c.replay.parent:  # a diagnose replay: its parent and intervention
+        return f"{c.replay.intervention} replay of run {c.replay.parent}"
     return c.system + (f" ({c.mode})" if c.system == "builtin" else "")
 
 
@@ -71,7 +70,8 @@ def headline(run: EvalRunResult) -> tuple[str, str, str]:
 
 def replay_of(run: EvalRunResult) -> tuple[str, str] | None:
     """(parent run id, intervention) of a diagnose replay, when its record (or config) names them."""
-    for source in ((run.record or {}).get("replay"), run.config.extra.get("replay")):
+    replay = run.config.replay
+    for source in ((run.record or {}).get("replay"), replay.model_dump() if replay is not None else None):
         if isinstance(source, dict) and source.get("parent"):
             return str(source["parent"]), str(source.get("intervention") or "replay")
     return None
