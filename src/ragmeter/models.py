@@ -336,8 +336,9 @@ class EvalConfig(BaseModel):
 
 
 # Version of the run JSON (EvalRunResult). 1: the 0.1 format, no `schema_version` field (still read).
-# 2: schema_version, usage, record, per-query usage.
-RUN_SCHEMA_VERSION = 2
+# 2: schema_version, usage, record, per-query usage. 3: the settings that config.extra held are typed
+# config fields (EvalConfig reads 1 and 2 through ragmeter.upgrade.upgrade_config).
+RUN_SCHEMA_VERSION = 3
 
 
 class EvalRunResult(BaseModel):
