@@ -22,11 +22,12 @@ from pydantic import (
 )
 
 from ragmeter.errors import InputError
-from ragmeter.records import CONTEXT_K, EscalationSpec, JudgeOptions, ReplayRef, SequentialGates
-from ragmeter.result_models import GateAcrossRepeats, JudgeStability, PPIEstimate
+from ragmeter.records import CONTEXT_K, EscalationSpec, JudgeOptions, ReplayRef, RunRecord, SequentialGates
+from ragmeter.result_models import GateAcrossRepeats as GateAcrossRepeats  # their home: result_models
+from ragmeter.result_models import JudgeStability as JudgeStability
+from ragmeter.result_models import PPIEstimate as PPIEstimate
+from ragmeter.result_models import RunUsage, SequentialOutcome
 from ragmeter.upgrade import upgrade_config
-
-__all__ = ["GateAcrossRepeats", "JudgeStability", "PPIEstimate"]  # their home is ragmeter.result_models
 
 
 def parse_executor(spec: str | None) -> tuple[str, str | None]:
@@ -362,16 +363,15 @@ class EvalRunResult(BaseModel):
     n_queries_without_relevant: int = 0
     error: str | None = None
     notes: list[str] = Field(default_factory=list)
-    # LLM calls, input/output tokens and cost: {"judge", "judge_by_metric", "generator", "total"}, each a
-    # ragmeter.llm.usage.UsageLine (cost null with cost_note when a price is unknown); None without an LLM.
-    usage: dict[str, Any] | None = None
-    # What rebuilds the run (ragmeter.records.RunRecord as JSON; secret-free).
-    record: dict[str, Any] | None = None
+    # LLM calls, input/output tokens and cost (cost null with cost_note when a price is unknown); None
+    # without an LLM.
+    usage: RunUsage | None = None
+    # What rebuilds the run (secret-free); None for runs stored before run records (0.1).
+    record: RunRecord | None = None
     # Judge means corrected with the dataset's human labels: {judge metric: PPIEstimate}; empty without labels.
     ppi: dict[str, PPIEstimate] = Field(default_factory=dict)
-    # A sequential run (`--sequential`): {"stopped_early", "decision", "gates": {metric: {"decision",
-    # "interval", ...}}, "queries_used", "saved", ...} (ragmeter.run.sequential); None otherwise.
-    sequential: dict[str, Any] | None = None
+    # What a sequential run (`--sequential`, ragmeter.run.sequential) decided; None otherwise.
+    sequential: SequentialOutcome | None = None
     # How far each judge metric agrees with itself across repeats (`run --repeat N`); empty for N = 1.
     stability: dict[str, JudgeStability] = Field(default_factory=dict)
     # Each gate on a metric judged in repeats, flaky or stable (`run --repeat N --fail-under ...`); a flaky
@@ -386,15 +386,13 @@ class EvalRunResult(BaseModel):
     def system_label(self) -> str:
         """What was evaluated, as lists show it: `builtin (hybrid)` only for the built-in pipeline; an
         in-process Python object (a callable, a System) by its name, as its run record says."""
-        replay = (self.record or {}).get("replay") or self.config.replay
-        if isinstance(replay, dict):
-            replay = ReplayRef.model_validate(replay)
+        replay = (self.record.replay if self.record else None) or self.config.replay
         if replay is not None and replay.parent:
             return f"{replay.intervention} replay of run {replay.parent}"
-        system = (self.record or {}).get("system") or {}
-        kind, spec = system.get("kind"), str(system.get("spec") or self.config.system)
-        if kind == "object":
+        system = self.record.system if self.record else None
+        spec = system.spec if system is not None else self.config.system
+        if system is not None and system.kind == "object":
             return f"{spec} (Python object)"
-        if kind == "builtin" or (kind is None and self.config.system == "builtin"):
-            return f"builtin ({system.get('mode') or self.config.mode})"
+        if (system.kind if system else self.config.system) == "builtin":
+            return f"builtin ({system.mode if system else self.config.mode})"
         return spec

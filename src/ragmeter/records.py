@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
+from ragmeter.result_models import JsonView
 from ragmeter.safety import REDACTED, is_secret_option, redact_spec
 
 # Version of the run record. 1: before `plan`; the settings that steer a run were keys of config.extra
@@ -150,7 +151,7 @@ class ReplayRef(BaseModel):
     intervention: str
 
 
-class RunRecord(BaseModel):
+class RunRecord(JsonView, BaseModel):
     """Persisted with every run (RunRow.record, EvalRunResult.record)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -182,9 +183,6 @@ class RunRecord(BaseModel):
     nuggets: dict[str, str] | None = None
     # A cheap judge that escalates to a strong one under its calibrated confidence threshold; None: no cascade.
     escalation: EscalationRef | None = None
-
-    def dump(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
 
 
 # ------------------------------------------------------------------------------------- fingerprints

@@ -1,11 +1,110 @@
-"""The run's judge results beside its aggregates: PPI-corrected means, judge stability across repeats and
-gates judged in repeats (re-exported by ragmeter.models, where they were first defined)."""
+"""The typed blocks of a run's results beside its aggregates: LLM usage, the sequential gates' outcome,
+PPI-corrected means, judge stability across repeats and gates judged in repeats (re-exported by
+ragmeter.models, where they were first defined)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+
+
+class JsonView:
+    """Read access by key to a record's JSON (`run.record["system"]["kind"]`), as when EvalRunResult.record
+    was a dict: code written against the dict keeps working."""
+
+    def dump(self) -> dict[str, Any]:
+        assert isinstance(self, BaseModel)
+        return self.model_dump(mode="json")
+
+    def __getitem__(self, key: str) -> Any:
+        return self.dump()[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.dump().get(key, default)
+
+    def keys(self) -> Any:
+        return self.dump().keys()
+
+    def items(self) -> Any:
+        return self.dump().items()
+
+
+class UsageLine(BaseModel):
+    """Calls, tokens and cost of one label, one client, or a total."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    calls: int = Field(0, description="calls answered (cached ones included)")
+    cached_calls: int = 0
+    failed_calls: int = Field(0, description="calls that failed for good (after their retries)")
+    input_tokens: int = Field(0, description="prompt tokens of the requests sent (cached calls: 0)")
+    output_tokens: int = Field(0, description="completion tokens of the requests sent (cached calls: 0)")
+    cache_read_tokens: int = Field(
+        0,
+        description="of input_tokens, those the server read from its prompt cache (billed at its cache rate)",
+    )
+    cache_write_tokens: int = Field(
+        0, description="of input_tokens, those the server wrote to its prompt cache (Anthropic: 1.25x)"
+    )
+    cost_usd: float | None = Field(0.0, description="estimated from the price table; None when unknown")
+    cost_note: str | None = Field(None, description="why cost_usd is None")
+
+
+class RunUsage(JsonView, BaseModel):
+    """A run's LLM calls, tokens and cost (ragmeter.score.usage.run_usage): the judge in total and per judge
+    metric, the generator, the total (a cost is null with cost_note when a price is unknown), the models."""
+
+    model_config = ConfigDict(extra="allow")  # a block written by another version keeps what it holds
+
+    judge: UsageLine | None = None
+    judge_by_metric: dict[str, UsageLine] = Field(default_factory=dict)
+    generator: UsageLine | None = None
+    total: UsageLine | None = None
+    models: dict[str, str | None] = Field(default_factory=dict)
+    spend_cap: dict[str, Any] | None = None  # under `--max-cost`: what the ledger counted
+    escalation: dict[str, Any] | None = None  # an escalating judge's coverage and costs
+
+    @model_serializer(mode="wrap")
+    def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        for key in ("spend_cap", "escalation"):
+            if isinstance(data, dict) and data.get(key, 0) is None:
+                del data[key]
+        return data
+
+
+class SequentialGateOutcome(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    threshold: float
+    higher_is_better: bool = True
+    decision: Literal["pass", "fail", "undecided"]
+    interval: list[float] | None = None
+
+
+class SequentialOutcome(JsonView, BaseModel):
+    """What a sequential run (`--sequential`, ragmeter.run.sequential) decided: each gate's decision and
+    interval, the queries used, what stopping saved; or, for a stopped run resumed to the full run, the stop
+    it no longer is (`resumed_after_stop`). Fields that a block does not have are left out of its JSON."""
+
+    model_config = ConfigDict(extra="allow")
+
+    stopped_early: bool = False
+    decision: Literal["pass", "fail", "undecided"] | None = None
+    alpha: float | None = None
+    order_seed: int | None = None
+    queries_used: int | None = None
+    queries_evaluated: int | None = None
+    queries_total: int | None = None
+    gates: dict[str, SequentialGateOutcome] | None = None
+    saved: dict[str, Any] | None = None
+    resumed_after_stop: dict[str, Any] | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        return {k: v for k, v in data.items() if v is not None} if isinstance(data, dict) else data
 
 
 class PPIEstimate(BaseModel):

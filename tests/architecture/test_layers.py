@@ -53,7 +53,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("ragmeter.models", "ragmeter.yamlfile", "ragmeter._lazy", "ragmeter._version"),
     # the run record, the typed parts of a config and of a run's results, and the reader of old configs:
     # EvalConfig and EvalRunResult (models.py) are made of them
-    ("ragmeter.records", "ragmeter.result_models", "ragmeter.upgrade"),
+    ("ragmeter.records", "ragmeter.upgrade"),
+    ("ragmeter.result_models",),
     ("ragmeter.safety",),
     ("ragmeter.safefiles", "ragmeter.paths"),  # safety.py re-exports its file helpers
     ("ragmeter.errors",),

@@ -148,9 +148,7 @@ async def test_a_changed_set_is_refused_on_resume_and_nugget_metrics_need_a_set(
     stale = {"path": str(nuggets), "hash": "000000000000"}
     with pytest.raises(InputError, match="changed since the run was made"):
         validate(dataset(), FixedSystem(), base.model_copy(update={"nuggets": stale}))
-    ok = validate(
-        dataset(), FixedSystem(), base.model_copy(update={"nuggets": {"path": str(nuggets)}})
-    )
+    ok = validate(dataset(), FixedSystem(), base.model_copy(update={"nuggets": {"path": str(nuggets)}}))
     assert "nugget_vital" in ok.plan.judges and ok.config.nuggets["hash"]
 
 

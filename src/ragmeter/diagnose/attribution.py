@@ -195,14 +195,13 @@ async def adiagnose(
     without `answer` or that the record cannot rebuild (`system=` passes an in-process one)."""
     from ragmeter.datasets.resolve import resolve_dataset
     from ragmeter.llm.meter import MeteredLLM
-    from ragmeter.records import RunRecord
     from ragmeter.run.api import arun_evaluation
     from ragmeter.run.rebuild import SystemAdapter, build_clients, build_system
 
     run = store.get_run(run_id)
-    if not run.record:
+    record = run.record
+    if record is None:
         raise InputError(f"run {run_id} has no record to replay it from", source=run_id)
-    record = RunRecord.model_validate(run.record)
     depth = max((len(r.retrieved) for r in run.per_query), default=0)
     extras = [check_intervention(a, depth=depth) for a in also]
     if not record.evaluate_generation or all(r.answer is None for r in run.per_query):
@@ -376,7 +375,7 @@ def copy_parent_values(
 
 def replay_usage(replay: EvalRunResult) -> dict[str, Any]:
     """What a replay spent: calls (answered, failed), tokens and cost of its generator, its judge, in all."""
-    usage = replay.usage or {}
+    usage = replay.usage.dump() if replay.usage else {}
 
     def line(role: str) -> dict[str, Any]:
         got = usage.get(role) or {}

@@ -247,7 +247,7 @@ def legacy_record(stored: EvalRunResult) -> RunRecord:
 
 
 def _stored_record(stored: EvalRunResult) -> RunRecord:
-    return RunRecord.model_validate(stored.record) if stored.record else legacy_record(stored)
+    return stored.record if stored.record else legacy_record(stored)
 
 
 def _resume_record(stored: EvalRunResult, system: Any, ds_hash: str) -> RunRecord:

@@ -83,10 +83,9 @@ async def arescore(
 
 
 def _record(run: EvalRunResult) -> RunRecord:
-    from ragmeter.records import RunRecord
     from ragmeter.run.prepare import legacy_record
 
-    return RunRecord.model_validate(run.record) if run.record else legacy_record(run)
+    return run.record if run.record else legacy_record(run)
 
 
 def _nugget_spec(run: EvalRunResult, path: str | None, prompt: str | None) -> dict[str, Any] | None:

@@ -47,9 +47,8 @@ def system_of(run: EvalRunResult) -> str:
 
 
 def cost_of(run: EvalRunResult) -> float | None:
-    total = (run.usage or {}).get("total") or {}
-    cost = total.get("cost_usd")
-    return float(cost) if isinstance(cost, int | float) else None
+    total = run.usage.total if run.usage else None
+    return total.cost_usd if total is not None else None
 
 
 def duration_s(run: EvalRunResult) -> float | None:
@@ -70,10 +69,9 @@ def headline(run: EvalRunResult) -> tuple[str, str, str]:
 
 def replay_of(run: EvalRunResult) -> tuple[str, str] | None:
     """(parent run id, intervention) of a diagnose replay, when its record (or config) names them."""
-    replay = run.config.replay
-    for source in ((run.record or {}).get("replay"), replay.model_dump() if replay is not None else None):
-        if isinstance(source, dict) and source.get("parent"):
-            return str(source["parent"]), str(source.get("intervention") or "replay")
+    replay = (run.record.replay if run.record else None) or run.config.replay
+    if replay is not None and replay.parent:
+        return replay.parent, replay.intervention or "replay"
     return None
 
 
@@ -134,7 +132,7 @@ def summary_rows(run: EvalRunResult) -> list[dict[str, Any]]:
 
 
 def usage_rows(run: EvalRunResult) -> list[dict[str, Any]]:
-    usage = run.usage or {}
+    usage = run.usage.dump() if run.usage else {}
     rows = []
     for role in ("generator", "judge", "total"):
         line = usage.get(role)
