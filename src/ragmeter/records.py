@@ -151,6 +151,21 @@ class ReplayRef(BaseModel):
     intervention: str
 
 
+class PlanRef(BaseModel):
+    """The metric plan of a run (ragmeter.score.plan.MetricPlan, its nugget set aside: RunRecord.nuggets),
+    derived once when the run is prepared; the loop, resume and Ray workers read it from here."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    retrieval: list[str]
+    lexical: list[str] | None  # None: every lexical metric that applies
+    judges: list[str]
+    semantic: bool
+    custom: list[str]
+    total_score: bool = False
+    diagnosis: bool = True
+
+
 class RunRecord(JsonView, BaseModel):
     """Persisted with every run (RunRow.record, EvalRunResult.record)."""
 
@@ -183,6 +198,8 @@ class RunRecord(JsonView, BaseModel):
     nuggets: dict[str, str] | None = None
     # A cheap judge that escalates to a strong one under its calibrated confidence threshold; None: no cascade.
     escalation: EscalationRef | None = None
+    # The metric plan (schema 2); None in a record stored before, whose plan is derived from its fields.
+    plan: PlanRef | None = None
 
 
 # ------------------------------------------------------------------------------------- fingerprints

@@ -327,18 +327,13 @@ def copied_metrics(run: EvalRunResult) -> set[str]:
 def replay_config(run: EvalRunResult, record: Any, copied: set[str], judge: Any) -> tuple[Any, Any]:
     """(the replays' config, their judge client): the parent's config (no output files) with its metrics
     named explicitly minus the copied ones; no judge when every judge metric is copied."""
-    from ragmeter.score.plan import SEMANTIC, plan_metrics
+    from ragmeter.run.loop import record_plan
+    from ragmeter.score.plan import SEMANTIC
 
     config = run.config.model_copy(update={"output": None})
     if not copied:
         return config, judge
-    plan = plan_metrics(
-        record.metrics,
-        record.cutoffs,
-        evaluate_generation=record.evaluate_generation,
-        judged=judge is not None,
-        semantic=run.config.semantic,
-    )
+    plan = record_plan(record, judged=judge is not None, semantic=run.config.semantic)
     judges = [n for n in plan.judges if n not in copied]
     names = [*plan.retrieval, *(plan.lexical or ()), *judges, *plan.custom]
     names += [SEMANTIC] if plan.semantic else []

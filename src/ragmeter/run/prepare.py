@@ -20,7 +20,7 @@ from ragmeter.records import DatasetRef, EscalationRef, RunRecord, llm_ref
 from ragmeter.run.refs import system_ref
 from ragmeter.run.sequential import sequential_spec
 from ragmeter.score.classes import parse_rule
-from ragmeter.score.plan import MetricPlan, check_computable, plan_metrics
+from ragmeter.score.plan import MetricPlan, check_computable, from_ref, plan_for, to_ref
 
 if TYPE_CHECKING:
     from ragmeter.store import Store
@@ -87,13 +87,7 @@ def validate(
             config = config.model_copy(update={"dataset": dataset})
     if stored is None and isinstance(system, str) and system != config.system:
         config = config.model_copy(update={"system": system})
-    plan = plan_metrics(
-        config.metrics,
-        config.retrieval_top_k,
-        evaluate_generation=config.evaluate_generation,
-        judged=config.use_llm_judge,
-        semantic=config.semantic,
-    )
+    plan = plan_for(config)
     if stored is None:  # a name the plan would drop: refused (a resumed run was checked when it began)
         check_computable(
             config.metrics, evaluate_generation=config.evaluate_generation, judged=config.use_llm_judge
@@ -121,10 +115,13 @@ def validate(
     ds_hash = dataset_hash(data)
     if stored is not None:
         record = _resume_record(stored, system, ds_hash)
+        if record.plan is not None:  # the plan it was started with
+            plan = from_ref(record.plan, plan.nuggets)
     else:
         # build_system options: RunOptions.system_options, else the config's system_options (YAML, --set)
         options = dict(system_options or config.system_options)
         record = _new_record(config, data, system, options, ds_hash, len(queries), llm, publics)
+        record.plan = to_ref(plan)
     if record.system.kind == "object" and (system is None or isinstance(system, str)):
         from ragmeter.run.rebuild import build_system
 
