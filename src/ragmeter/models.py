@@ -27,7 +27,7 @@ from ragmeter.result_models import GateAcrossRepeats as GateAcrossRepeats  # the
 from ragmeter.result_models import JudgeStability as JudgeStability
 from ragmeter.result_models import PPIEstimate as PPIEstimate
 from ragmeter.result_models import RunUsage, SequentialOutcome
-from ragmeter.upgrade import upgrade_config
+from ragmeter.upgrade import upgrade_config, upgrade_run
 
 
 def parse_executor(spec: str | None) -> tuple[str, str | None]:
@@ -257,9 +257,8 @@ class EvalConfig(BaseModel):
     repeat: int = 1
     repeat_temperature: float | None = None
     # How many of the top retrieved texts the generator and the judges get (`--context-k`).
-    context_k: int = Field(default=CONTEXT_K, ge=1)
-    # False: no semantic similarity metric unless named (it loads an embedding model).
-    semantic: bool = True
+    context_k: int = CONTEXT_K  # at least 1: checked with the run (ragmeter.run.prepare)
+    semantic: bool = True  # False: no semantic similarity metric unless named (it loads an embedding model)
     # The rule that calls an answer correct for the failure classes (ragmeter.score.classes.parse_rule).
     correct_if: str | None = None
     # build_system keywords of the built-in pipeline (`--set pipeline.OPTION`, `ragmeter experiment`).
@@ -274,9 +273,8 @@ class EvalConfig(BaseModel):
     escalation: EscalationSpec | None = None
     # A diagnose replay's parent run and intervention (ragmeter.diagnose.replay); None for any other run.
     replay: ReplayRef | None = None
-    # The user's own entries (`--set extra.KEY=VALUE`, a config file's `extra:`): stored with the run and
-    # passed through untouched; ragmeter never reads them. (Runs stored before the settings above were
-    # typed kept them here: ragmeter.upgrade.upgrade_config lifts them into their fields on reading.)
+    # The user's own entries (`--set extra.KEY=VALUE`, a config file's `extra:`): stored with the run,
+    # never read by ragmeter (older runs kept the settings above here: ragmeter.upgrade lifts them).
     extra: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="before")
@@ -363,8 +361,7 @@ class EvalRunResult(BaseModel):
     n_queries_without_relevant: int = 0
     error: str | None = None
     notes: list[str] = Field(default_factory=list)
-    # LLM calls, input/output tokens and cost (cost null with cost_note when a price is unknown); None
-    # without an LLM.
+    # LLM calls, tokens and cost (null with cost_note when a price is unknown); None without an LLM.
     usage: RunUsage | None = None
     # What rebuilds the run (secret-free); None for runs stored before run records (0.1).
     record: RunRecord | None = None
@@ -382,6 +379,11 @@ class EvalRunResult(BaseModel):
     sufficiency: dict[str, Any] | None = None
     # The risk-coverage curve and its area when the system gave confidences (ragmeter.score.selective).
     risk_coverage: dict[str, Any] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _readable_record(cls, data: Any) -> Any:
+        return upgrade_run(data, RunRecord.model_validate)
 
     def system_label(self) -> str:
         """What was evaluated, as lists show it: `builtin (hybrid)` only for the built-in pipeline; an

@@ -4,6 +4,7 @@ ragmeter.models, where they were first defined)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
@@ -16,6 +17,11 @@ class JsonView:
     def dump(self) -> dict[str, Any]:
         assert isinstance(self, BaseModel)
         return self.model_dump(mode="json")
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):  # compared with the dict it was
+            return self.dump() == dict(other)
+        return super().__eq__(other)
 
     def __getitem__(self, key: str) -> Any:
         return self.dump()[key]

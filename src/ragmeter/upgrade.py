@@ -6,7 +6,7 @@ old runs through it), and leaves in `extra` only the user's own entries, which r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 # The config.extra keys that steered a run before they were typed fields (each lifted to the field of its name).
@@ -42,3 +42,18 @@ def upgrade_config(data: Any) -> Any:
             out[key] = value
     out["extra"] = {k: v for k, v in old.items() if k not in LIFTED_KEYS}
     return out
+
+
+def upgrade_run(data: Any, read_record: Callable[[Any], Any]) -> Any:
+    """A run (EvalRunResult) as stored by any version: its config through `upgrade_config` (EvalConfig runs
+    it), and a record that `read_record` refuses (not one a ragmeter wrote) left out with a note saying so,
+    so that the run still reads; the store keeps the record as it was."""
+    if not isinstance(data, Mapping) or not isinstance(data.get("record"), Mapping):
+        return data
+    try:
+        read_record(data["record"])
+    except ValueError as exc:  # pydantic's ValidationError is one
+        why = str(exc).splitlines()[0]
+        note = f"the run's record could not be read ({why}); it is kept in the store as stored"
+        return {**data, "record": None, "notes": [*(data.get("notes") or []), note]}
+    return data

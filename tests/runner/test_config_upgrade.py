@@ -81,7 +81,7 @@ def test_set_extra_key_the_old_spelling_sets_the_field() -> None:
     config = apply_settings(EvalConfig(), settings)
     assert (config.correct_if, config.context_k, config.extra) == ("token_f1>=0.8", 2, {"team": "search"})
     with pytest.raises(InputError, match=r"extra\.context_k"):
-        apply_settings(EvalConfig(), parse_settings(["extra.context_k=0"]))
+        apply_settings(EvalConfig(), parse_settings(["extra.context_k=many"]))
 
 
 def _old_shape(config: dict[str, Any]) -> dict[str, Any]:
@@ -121,3 +121,9 @@ def test_a_run_stored_in_the_old_shape_reads_and_rescores_as_the_typed_one(tmp_p
     file = tmp_path / "old.json"
     file.write_text(json.dumps({**run.model_dump(mode="json"), "schema_version": 2, "config": old}))
     assert read_run_json(file).config == run.config
+
+
+def test_a_record_no_ragmeter_wrote_is_left_out_with_a_note_and_the_run_still_reads() -> None:
+    run = EvalRunResult.model_validate({"record": {"repeat": 3}, "notes": ["kept"]})
+    assert run.record is None and run.notes[0] == "kept"
+    assert "record could not be read" in run.notes[1]

@@ -225,7 +225,7 @@ async def _store(
     if not new_usage:
         summary.pop("usage", None)
         if run.usage is not None:
-            summary["usage"] = run.usage
+            summary["usage"] = run.usage.dump()
     summary["rescored"] = {
         "at": datetime.now(UTC).isoformat(),
         "metrics": sorted({n for values in recomputed.values() for n in values}),
