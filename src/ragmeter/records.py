@@ -98,6 +98,9 @@ class JudgeOptions(BaseModel):
     timeout: float | None = Field(default=None, gt=0)
     max_retries: int | None = Field(default=None, ge=0)
     budget: int | None = Field(default=None, ge=0)
+    # Claims per factuality verification call (ragmeter.judges.factuality; RAGMETER_FACTUALITY_BATCH
+    # overrides it); not a client option: recorded as RunRecord.factuality_batch.
+    factuality_batch: int | None = Field(default=None, ge=1, le=12)
 
     @model_serializer(mode="wrap")
     def _only_given(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -105,8 +108,8 @@ class JudgeOptions(BaseModel):
         return {k: v for k, v in data.items() if v is not None} if isinstance(data, dict) else data
 
     def given(self) -> dict[str, Any]:
-        """The options that were set, as the client's keywords."""
-        return self.model_dump(exclude_none=True)
+        """The client's options that were set, as its keywords."""
+        return self.model_dump(exclude_none=True, exclude={"factuality_batch"})
 
 
 class SequentialGates(BaseModel):
@@ -198,6 +201,8 @@ class RunRecord(JsonView, BaseModel):
     nuggets: dict[str, str] | None = None
     # A cheap judge that escalates to a strong one under its calibrated confidence threshold; None: no cascade.
     escalation: EscalationRef | None = None
+    # Claims per factuality verification call (EvalConfig.judge_options.factuality_batch); None: the default.
+    factuality_batch: int | None = None
     # The metric plan (schema 2); None in a record stored before, whose plan is derived from its fields.
     plan: PlanRef | None = None
 

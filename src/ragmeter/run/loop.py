@@ -101,10 +101,12 @@ class QueryWorker:
                     await close()
 
     async def evaluate(self, query: EvalQuery) -> QueryEvalResult:
+        from ragmeter.judges.factuality import run_batch
         from ragmeter.systems.context import query_context
 
         # the system may read which query it serves (ragmeter.systems.context.current_query)
-        with query_usage() as usage, query_context(query.query_id, query.question, query.metadata):
+        about = query_context(query.query_id, query.question, query.metadata)
+        with query_usage() as usage, about, run_batch(self.record.factuality_batch):
             result = await self._evaluate(query)
         return result.model_copy(update={"usage": usage}) if usage else result
 

@@ -206,6 +206,7 @@ def _new_record(
         executor=config.executor,
         **_repeat_fields(config, judged),
         replay=config.replay,
+        factuality_batch=config.judge_options.factuality_batch if judged else None,
         nuggets=config.nuggets if judged else None,
         escalation=_escalation(config) if judged else None,
     )

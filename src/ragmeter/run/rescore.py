@@ -75,7 +75,9 @@ async def arescore(
         missing = [r.query_id for r in run.per_query if r.query_id not in by_id]
         if missing:
             raise InputError(f"query {missing[0]!r} of the run is not in the dataset", source="--dataset")
-        results = await _per_query(plan, run.per_query, by_id, record.context_k, metered, record.concurrency)
+        results = await _per_query(
+            plan, run.per_query, by_id, record.context_k, metered, record.concurrency, record.factuality_batch
+        )
     finally:
         if owned and client is not None:
             await client.aclose()
@@ -161,8 +163,10 @@ async def _per_query(
     context_k: int,
     judge: Any,
     concurrency: int,
+    factuality_batch: int | None = None,
 ) -> list[QueryEvalResult]:
     """Each stored result with its per-query metrics of `plan` recomputed (judges concurrently)."""
+    from ragmeter.judges.factuality import run_batch
     from ragmeter.llm.meter import query_usage
     from ragmeter.score.query import merge_metrics, score_query
 
@@ -172,7 +176,7 @@ async def _per_query(
         if r.status != "ok":
             return r
         async with gate:
-            with query_usage() as usage:
+            with query_usage() as usage, run_batch(factuality_batch):
                 values = await score_query(plan, queries[r.query_id], r, context_k=context_k, judge=judge)
         merged = merge_metrics(r, values)
         if r.repeats:  # a value judged again (once) replaces its stored repeats
