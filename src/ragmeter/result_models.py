@@ -57,6 +57,28 @@ class UsageLine(BaseModel):
     cost_note: str | None = Field(None, description="why cost_usd is None")
 
 
+def given_only(model: BaseModel, data: Any) -> Any:
+    """`data` (the JSON of `model`) with only the fields `model` was given, at every level: a block reads and
+    writes as it was stored (a usage line written before `cache_read_tokens` existed gets none), and one built
+    by today's code, which gives every field, is whole."""
+    if not isinstance(data, dict):
+        return data
+    keep = model.model_fields_set | set(model.model_extra or {})
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in keep:
+            continue
+        inner = getattr(model, key, None)
+        if isinstance(inner, BaseModel):
+            value = given_only(inner, value)
+        elif isinstance(inner, dict) and isinstance(value, dict):
+            value = {
+                k: given_only(v, value[k]) if isinstance(v, BaseModel) else value[k] for k, v in inner.items()
+            }
+        out[key] = value
+    return out
+
+
 class RunUsage(JsonView, BaseModel):
     """A run's LLM calls, tokens and cost (ragmeter.score.usage.run_usage): the judge in total and per judge
     metric, the generator, the total (a cost is null with cost_note when a price is unknown), the models."""
@@ -72,12 +94,8 @@ class RunUsage(JsonView, BaseModel):
     escalation: dict[str, Any] | None = None  # an escalating judge's coverage and costs
 
     @model_serializer(mode="wrap")
-    def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> Any:
-        data = handler(self)
-        for key in ("spend_cap", "escalation"):
-            if isinstance(data, dict) and data.get(key, 0) is None:
-                del data[key]
-        return data
+    def _as_given(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return given_only(self, handler(self))
 
 
 class SequentialGateOutcome(BaseModel):
@@ -92,7 +110,7 @@ class SequentialGateOutcome(BaseModel):
 class SequentialOutcome(JsonView, BaseModel):
     """What a sequential run (`--sequential`, ragmeter.run.sequential) decided: each gate's decision and
     interval, the queries used, what stopping saved; or, for a stopped run resumed to the full run, the stop
-    it no longer is (`resumed_after_stop`). Fields that a block does not have are left out of its JSON."""
+    it no longer is (`resumed_after_stop`). Its JSON holds the fields it was given (`given_only`)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -108,9 +126,8 @@ class SequentialOutcome(JsonView, BaseModel):
     resumed_after_stop: dict[str, Any] | None = None
 
     @model_serializer(mode="wrap")
-    def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> Any:
-        data = handler(self)
-        return {k: v for k, v in data.items() if v is not None} if isinstance(data, dict) else data
+    def _as_given(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return given_only(self, handler(self))
 
 
 class PPIEstimate(BaseModel):
