@@ -18,9 +18,16 @@ from pydantic import (
     SerializerFunctionWrapHandler,
     field_validator,
     model_serializer,
+    model_validator,
 )
 
 from ragmeter.errors import InputError
+from ragmeter.records import CONTEXT_K, EscalationSpec, JudgeOptions, ReplayRef, RunRecord, SequentialGates
+from ragmeter.result_models import GateAcrossRepeats as GateAcrossRepeats  # their home: result_models
+from ragmeter.result_models import JudgeStability as JudgeStability
+from ragmeter.result_models import PPIEstimate as PPIEstimate
+from ragmeter.result_models import RunUsage, SequentialOutcome
+from ragmeter.upgrade import upgrade_config, upgrade_run
 
 
 def parse_executor(spec: str | None) -> tuple[str, str | None]:
@@ -249,7 +256,31 @@ class EvalConfig(BaseModel):
     # of ragmeter.run.repeats, DEFAULT_TEMPERATURE); one judgment (1) is what runs always did.
     repeat: int = 1
     repeat_temperature: float | None = None
+    # How many of the top retrieved texts the generator and the judges get (`--context-k`).
+    context_k: int = CONTEXT_K  # at least 1: checked with the run (ragmeter.run.prepare)
+    semantic: bool = True  # False: no semantic similarity metric unless named (it loads an embedding model)
+    # The rule that calls an answer correct for the failure classes (ragmeter.score.classes.parse_rule).
+    correct_if: str | None = None
+    # build_system keywords of the built-in pipeline (`--set pipeline.OPTION`, `ragmeter experiment`).
+    system_options: dict[str, Any] = Field(default_factory=dict)
+    # The judge client's timeout, retries and budget (`--judge-timeout`, `--judge-retries`, `--judge-budget`).
+    judge_options: JudgeOptions = Field(default_factory=JudgeOptions)
+    # `--sequential`: the gates decided while the run runs (ragmeter.run.sequential); None: not sequential.
+    sequential: SequentialGates | None = None
+    # The nugget set of the nugget_* metrics: {"path", "hash", "prompt"} (ragmeter.score.nugget_plan).
+    nuggets: dict[str, str] | None = None
+    # A cheap judge escalating to a strong one (`--escalate-to`, ragmeter.judges.cascade); None: no cascade.
+    escalation: EscalationSpec | None = None
+    # A diagnose replay's parent run and intervention (ragmeter.diagnose.replay); None for any other run.
+    replay: ReplayRef | None = None
+    # The user's own entries (`--set extra.KEY=VALUE`, a config file's `extra:`): stored with the run,
+    # never read by ragmeter (older runs kept the settings above here: ragmeter.upgrade lifts them).
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lift_old_extra(cls, data: Any) -> Any:
+        return upgrade_config(data)
 
     @field_validator("repeat")
     @classmethod
@@ -303,67 +334,10 @@ class EvalConfig(BaseModel):
         return redact_data(handler(self))
 
 
-class PPIEstimate(BaseModel):
-    """A judge metric's mean corrected with human labels by prediction-powered inference (ragmeter.score.ppi):
-    the PPI estimate and its 95% interval (clipped into the metric's range) next to the plain judge mean."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    estimate: float
-    ci95: tuple[float, float]
-    se: float
-    judge_mean: float  # the plain mean of the judge over the n_total queries with a value
-    human_mean: float  # the mean of the human labels alone (on the metric's scale)
-    n_labeled: int  # human labels used: labelled queries with a judge value
-    n_total: int
-    clipped: bool = False
-    labels: str = ""  # how the human labels were put on the metric's scale
-    method: str = "ppi-mean (Angelopoulos et al. 2023), normal approximation"
-
-
-class JudgeStability(BaseModel):
-    """A judge metric judged N times per query (`run --repeat N`): Krippendorff's alpha across the repeats
-    at the judge's level of measurement, its bootstrap interval over queries, the share of queries whose
-    pass verdict (value >= threshold) is not the same in every repeat, and the mean per-query sd."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    repeats: int
-    items: int  # queries with at least two valid repeats
-    level: Literal["interval", "ordinal"]
-    alpha: float | None  # None: undefined (no variation at all, or no pairable query)
-    alpha_ci95: tuple[float, float] | None = None
-    flip_share: float | None = None
-    threshold: float
-    threshold_from: Literal["gate", "mid-range"]
-    mean_sd: float | None = None
-    temperature: float | None = None  # the temperature the repeats were asked for (None: not sent)
-    seeds: list[int | None] = Field(default_factory=list)  # seed of each repeat, by repeat index
-
-
-class GateAcrossRepeats(BaseModel):
-    """A `--fail-under` gate on a metric judged in repeats (ragmeter.score.flaky): the run mean of each
-    repeat, how many fall on the other side of the threshold from the run's verdict, that share with its
-    Wilson 95% interval, and whether the gate is flaky (share above the tolerance)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    threshold: float
-    higher_is_better: bool = True
-    verdict: Literal["pass", "fail"]  # the gate rule on the run's mean over all repeats
-    repeat_means: list[float | None]
-    other_side: int
-    repeats: int
-    share: float
-    share_ci95: tuple[float, float]
-    tolerance: float = 0.0
-    flaky: bool
-    method: str = "wilson"
-
-
 # Version of the run JSON (EvalRunResult). 1: the 0.1 format, no `schema_version` field (still read).
-# 2: schema_version, usage, record, per-query usage.
-RUN_SCHEMA_VERSION = 2
+# 2: schema_version, usage, record, per-query usage. 3: the settings that config.extra held are typed
+# config fields (EvalConfig reads 1 and 2 through ragmeter.upgrade.upgrade_config).
+RUN_SCHEMA_VERSION = 3
 
 
 class EvalRunResult(BaseModel):
@@ -387,16 +361,14 @@ class EvalRunResult(BaseModel):
     n_queries_without_relevant: int = 0
     error: str | None = None
     notes: list[str] = Field(default_factory=list)
-    # LLM calls, input/output tokens and cost: {"judge", "judge_by_metric", "generator", "total"}, each a
-    # ragmeter.llm.usage.UsageLine (cost null with cost_note when a price is unknown); None without an LLM.
-    usage: dict[str, Any] | None = None
-    # What rebuilds the run (ragmeter.records.RunRecord as JSON; secret-free).
-    record: dict[str, Any] | None = None
+    # LLM calls, tokens and cost (null with cost_note when a price is unknown); None without an LLM.
+    usage: RunUsage | None = None
+    # What rebuilds the run (secret-free); None for runs stored before run records (0.1).
+    record: RunRecord | None = None
     # Judge means corrected with the dataset's human labels: {judge metric: PPIEstimate}; empty without labels.
     ppi: dict[str, PPIEstimate] = Field(default_factory=dict)
-    # A sequential run (`--sequential`): {"stopped_early", "decision", "gates": {metric: {"decision",
-    # "interval", ...}}, "queries_used", "saved", ...} (ragmeter.run.sequential); None otherwise.
-    sequential: dict[str, Any] | None = None
+    # What a sequential run (`--sequential`, ragmeter.run.sequential) decided; None otherwise.
+    sequential: SequentialOutcome | None = None
     # How far each judge metric agrees with itself across repeats (`run --repeat N`); empty for N = 1.
     stability: dict[str, JudgeStability] = Field(default_factory=dict)
     # Each gate on a metric judged in repeats, flaky or stable (`run --repeat N --fail-under ...`); a flaky
@@ -408,16 +380,21 @@ class EvalRunResult(BaseModel):
     # The risk-coverage curve and its area when the system gave confidences (ragmeter.score.selective).
     risk_coverage: dict[str, Any] | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _readable_record(cls, data: Any) -> Any:
+        return upgrade_run(data, RunRecord.model_validate)
+
     def system_label(self) -> str:
         """What was evaluated, as lists show it: `builtin (hybrid)` only for the built-in pipeline; an
         in-process Python object (a callable, a System) by its name, as its run record says."""
-        replay = (self.record or {}).get("replay") or self.config.extra.get("replay")
-        if isinstance(replay, dict) and replay.get("parent"):
-            return f"{replay.get('intervention')} replay of run {replay['parent']}"
-        system = (self.record or {}).get("system") or {}
-        kind, spec = system.get("kind"), str(system.get("spec") or self.config.system)
-        if kind == "object":
+        replay = (self.record.replay if self.record else None) or self.config.replay
+        if replay is not None and replay.parent:
+            return f"{replay.intervention} replay of run {replay.parent}"
+        system = self.record.system if self.record else None
+        spec = system.spec if system is not None else self.config.system
+        if system is not None and system.kind == "object":
             return f"{spec} (Python object)"
-        if kind == "builtin" or (kind is None and self.config.system == "builtin"):
-            return f"builtin ({system.get('mode') or self.config.mode})"
+        if (system.kind if system else self.config.system) == "builtin":
+            return f"builtin ({system.mode if system else self.config.mode})"
         return spec

@@ -15,12 +15,15 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
+from ragmeter.result_models import JsonView
 from ragmeter.safety import REDACTED, is_secret_option, redact_spec
 
-RECORD_SCHEMA_VERSION = 1
-# How many of the top retrieved texts a generator and the judges get (config.extra["context_k"] overrides).
+# Version of the run record. 1: before `plan`; the settings that steer a run were keys of config.extra
+# (lifted into EvalConfig's typed fields by ragmeter.upgrade.upgrade_config). 2: `plan`.
+RECORD_SCHEMA_VERSION = 2
+# How many of the top retrieved texts a generator and the judges get (EvalConfig.context_k overrides).
 CONTEXT_K = 5
 
 SystemKind = Literal["builtin", "reference", "http", "run_file", "object"]
@@ -86,6 +89,52 @@ class EscalationRef(BaseModel):
     calibration: dict[str, Any]  # the calibration file's content (ragmeter.validity.calibration)
 
 
+class JudgeOptions(BaseModel):
+    """The judge client's settings a run was given (`--judge-timeout`, `--judge-retries`, `--judge-budget`);
+    recorded in LLMRef.options (only those given) and replayed on resume, on Ray workers and by rescore."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    timeout: float | None = Field(default=None, gt=0)
+    max_retries: int | None = Field(default=None, ge=0)
+    budget: int | None = Field(default=None, ge=0)
+    # Claims per factuality verification call (ragmeter.judges.factuality; RAGMETER_FACTUALITY_BATCH
+    # overrides it); not a client option: recorded as RunRecord.factuality_batch.
+    factuality_batch: int | None = Field(default=None, ge=1, le=12)
+
+    @model_serializer(mode="wrap")
+    def _only_given(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        return {k: v for k, v in data.items() if v is not None} if isinstance(data, dict) else data
+
+    def given(self) -> dict[str, Any]:
+        """The client's options that were set, as its keywords."""
+        return self.model_dump(exclude_none=True, exclude={"factuality_batch"})
+
+
+class SequentialGates(BaseModel):
+    """A sequential run's gates (`--fail-under METRIC=VALUE --sequential [--alpha A]`); checked against the
+    metric registry by ragmeter.run.sequential.sequential_spec."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gates: dict[str, float] = Field(default_factory=dict)
+    alpha: float = 0.05
+
+
+class EscalationSpec(BaseModel):
+    """An escalating judge as the config asks for it (`--escalate-to STRONG --card FILE`,
+    ragmeter.cli.run_escalation); recorded as EscalationRef, the strong judge's spec as an LLMRef."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    strong: str
+    metric: str
+    threshold: float | None
+    guarantee: str
+    calibration: dict[str, Any]
+
+
 class DatasetRef(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -105,7 +154,22 @@ class ReplayRef(BaseModel):
     intervention: str
 
 
-class RunRecord(BaseModel):
+class PlanRef(BaseModel):
+    """The metric plan of a run (ragmeter.score.plan.MetricPlan, its nugget set aside: RunRecord.nuggets),
+    derived once when the run is prepared; the loop, resume and Ray workers read it from here."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    retrieval: list[str]
+    lexical: list[str] | None  # None: every lexical metric that applies
+    judges: list[str]
+    semantic: bool
+    custom: list[str]
+    total_score: bool = False
+    diagnosis: bool = True
+
+
+class RunRecord(JsonView, BaseModel):
     """Persisted with every run (RunRow.record, EvalRunResult.record)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -137,9 +201,10 @@ class RunRecord(BaseModel):
     nuggets: dict[str, str] | None = None
     # A cheap judge that escalates to a strong one under its calibrated confidence threshold; None: no cascade.
     escalation: EscalationRef | None = None
-
-    def dump(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+    # Claims per factuality verification call (EvalConfig.judge_options.factuality_batch); None: the default.
+    factuality_batch: int | None = None
+    # The metric plan (schema 2); None in a record stored before, whose plan is derived from its fields.
+    plan: PlanRef | None = None
 
 
 # ------------------------------------------------------------------------------------- fingerprints

@@ -50,7 +50,11 @@ LAYERS: list[tuple[str, ...]] = [
     ),
     ("ragmeter.llm",),
     ("ragmeter.stats",),  # every estimator: numpy/scipy only, below the metric registry
-    ("ragmeter.models", "ragmeter.records", "ragmeter.yamlfile", "ragmeter._lazy", "ragmeter._version"),
+    ("ragmeter.models", "ragmeter.yamlfile", "ragmeter._lazy", "ragmeter._version"),
+    # the run record, the typed parts of a config and of a run's results, and the reader of old configs:
+    # EvalConfig and EvalRunResult (models.py) are made of them
+    ("ragmeter.records", "ragmeter.upgrade"),
+    ("ragmeter.result_models",),
     ("ragmeter.safety",),
     ("ragmeter.safefiles", "ragmeter.paths"),  # safety.py re-exports its file helpers
     ("ragmeter.errors",),

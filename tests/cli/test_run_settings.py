@@ -48,7 +48,7 @@ def test_judge_options_and_log_levels(
     assert code == 0, err
     run = json.loads(out)
     assert run["n_queries"] == 4 and run["config"]["limit"] == 4
-    assert run["config"]["extra"]["judge_options"] == {"max_retries": 0, "timeout": 5.0}
+    assert run["config"]["judge_options"] == {"max_retries": 0, "timeout": 5.0}
     assert "q-france" in [q["query_id"] for q in run["per_query"]]
     asked = [r for r in server.requests if "capital of France?" in r.user]
     assert len(asked) == 1  # the failing call was not retried

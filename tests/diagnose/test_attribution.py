@@ -46,7 +46,7 @@ async def test_oracle_context_lifts_retrieval_failures_and_parts_sum_to_the_gap(
 
     assert system.retrieve_calls == 0 and system.answer_calls  # a replay never calls retrieve
     for name, replay in replays.items():
-        assert replay.config.extra["replay"] == {"parent": run.run_id, "intervention": name}
+        assert replay.config.replay.model_dump() == {"parent": run.run_id, "intervention": name}
         # the parent's retrieved lists are reused, so its retrieval metrics are the parent's
         assert {r.query_id: r.metrics["ndcg@3"].value for r in replay.per_query if "ndcg@3" in r.metrics} == {
             r.query_id: r.metrics["ndcg@3"].value for r in run.per_query if "ndcg@3" in r.metrics

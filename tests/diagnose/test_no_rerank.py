@@ -96,7 +96,7 @@ def test_no_rerank_reruns_retrieval_without_the_reranker_counted_and_stored(tmp_
     assert out["retrieve_calls"] == {"oracle-rank": 0, "oracle-context": 0, "no-rerank": len(TOPICS)}
     assert reranker.calls == predicted
     assert "re-ran retrieval" in out["calls"] and f"({len(TOPICS)} retrieve calls)" in out["calls"]
-    assert replay.config.extra["replay"] == {"parent": run.run_id, "intervention": "no-rerank"}
+    assert replay.config.replay.model_dump() == {"parent": run.run_id, "intervention": "no-rerank"}
     assert all(r.retrieved[0].doc_id.startswith("rel-") for r in replay.per_query)
     assert {r.query_id: r.answer for r in replay.per_query} == dict.fromkeys(TOPICS, "RIGHT")
     (f1,) = out["also"]["no-rerank"]

@@ -147,11 +147,9 @@ async def test_a_changed_set_is_refused_on_resume_and_nugget_metrics_need_a_set(
         validate(dataset(), FixedSystem(), base.model_copy(update={"metrics": ["nugget_vital"]}))
     stale = {"path": str(nuggets), "hash": "000000000000"}
     with pytest.raises(InputError, match="changed since the run was made"):
-        validate(dataset(), FixedSystem(), base.model_copy(update={"extra": {"nuggets": stale}}))
-    ok = validate(
-        dataset(), FixedSystem(), base.model_copy(update={"extra": {"nuggets": {"path": str(nuggets)}}})
-    )
-    assert "nugget_vital" in ok.plan.judges and ok.config.extra["nuggets"]["hash"]
+        validate(dataset(), FixedSystem(), base.model_copy(update={"nuggets": stale}))
+    ok = validate(dataset(), FixedSystem(), base.model_copy(update={"nuggets": {"path": str(nuggets)}}))
+    assert "nugget_vital" in ok.plan.judges and ok.config.nuggets["hash"]
 
 
 async def test_with_repeats_nugget_metrics_are_judged_once(tmp_path: Path, scripted: Any) -> None:

@@ -172,7 +172,7 @@ def test_a_demo_run_naming_nugget_metrics_gets_the_shipped_set() -> None:
         metrics=["nugget_vital"],
     )
     prepared = validate("demo", "builtin", config)
-    assert prepared.config.extra["nuggets"]["path"] == str(demo_nuggets_path())
+    assert prepared.config.nuggets["path"] == str(demo_nuggets_path())
     assert prepared.record.nuggets is not None and prepared.plan.judges == ("nugget_vital",)
 
 

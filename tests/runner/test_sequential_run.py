@@ -173,7 +173,7 @@ def test_bad_sequential_settings_are_refused_before_anything_is_stored(
     tmp_path: Path, extra: dict[str, Any], match: str
 ) -> None:
     db = tmp_path / "bad.db"
-    config = _config(None).model_copy(update={"extra": {"semantic": False, **extra}})
+    config = _config(None, extra={"semantic": False, **extra})  # the shape stored before typed fields
     with pytest.raises(InputError, match=match):
         run_evaluation(make_seq_dataset(20), good_retrieve, config, store=f"sqlite:///{db}", progress=False)
     with open_store(f"sqlite:///{db}") as store:

@@ -121,7 +121,7 @@ async def test_a_judged_run_shows_exact_token_totals_in_its_json(tmp_path: Path,
     db = f"sqlite:///{tmp_path / 'u.db'}"
     result = await arun_evaluation(ds, KeywordSystem(ds), config, store=db, progress=False)
     data = json.loads(out.read_text())
-    assert data["schema_version"] == 2
+    assert data["schema_version"] == 3
     usage = data["usage"]
     n_calls = len(server.requests)
     assert n_calls == 24  # 12 queries x 2 judges
@@ -248,7 +248,7 @@ def test_the_reader_accepts_the_previous_json_version(tmp_path: Path) -> None:
         del r["usage"]
     (tmp_path / "old.json").write_text(json.dumps(old))
     back = read_run_json(tmp_path / "old.json")
-    assert back.schema_version == 2 and _values(back) == _values(result)
+    assert back.schema_version == 3 and _values(back) == _values(result)
     (tmp_path / "future.json").write_text(json.dumps({**old, "schema_version": 99}))
     with pytest.raises(InputError, match="schema_version 99"):
         read_run_json(tmp_path / "future.json")

@@ -222,15 +222,15 @@ def print_run(result: EvalRunResult, *, store_url: str | None = None) -> None:
     if result.stability:
         out.print(stability_table(result))
     print_usage(result)
-    if result.usage and result.usage.get("escalation"):  # a cheap judge escalating to a strong one
+    if result.usage and result.usage.escalation:  # a cheap judge escalating to a strong one
         from ragmeter.score.escalation import describe_escalation
 
-        for line in describe_escalation(result.usage["escalation"]):
+        for line in describe_escalation(result.usage.escalation):
             out.print(t(line))
     if result.sequential:
         from ragmeter.run.sequential import describe_sequential
 
-        for line in describe_sequential(result.sequential):
+        for line in describe_sequential(result.sequential.dump()):
             out.print(t(line))
     for note in result.notes:
         out.print(f"note: {t(note)}")
@@ -248,7 +248,7 @@ def print_usage(result: EvalRunResult) -> None:
     from ragmeter.llm.usage import describe_usage
     from ragmeter.safety import console_text as t
 
-    for line in describe_usage(result.usage):
+    for line in describe_usage(result.usage.dump() if result.usage else None):
         console().print(f"LLM usage: {t(line)}")
 
 

@@ -67,7 +67,7 @@ def run_command(**params: Any) -> None:
 
         estimate_command(checked)
         return
-    # The judge's timeout, retries and budget travel in the record (config.extra["judge_options"]):
+    # The judge's timeout, retries and budget travel in the record (EvalConfig.judge_options):
     # this run, its resume and Ray workers build the judge from it the same way (ragmeter.run.rebuild).
     try:
         result = run_prepared(checked.prepared, **checked.run_options())

@@ -138,11 +138,11 @@ def build_config(flags: RunFlags) -> tuple[EvalConfig, dict[str, str]]:
     overrides = {**flags.settings.sets, **given, **flags.judging.config_fields()}
     config = apply_settings(load_config(flags.system.config_path, overrides), flags.settings)
     if flags.judging.nuggets:  # the set goes with the run (its hash is added when the run is prepared)
-        config = config.model_copy(update={"extra": {**config.extra, "nuggets": flags.judging.nuggets}})
+        config = config.model_copy(update={"nuggets": flags.judging.nuggets})
     if flags.judging.escalation:  # a cheap judge escalating to a strong one, with its calibration
-        config = config.model_copy(update={"extra": {**config.extra, "escalation": flags.judging.escalation}})
+        config = config.model_copy(update={"escalation": flags.judging.escalation})
     if flags.gates.sequential:  # the gates and alpha go with the run (a resume reads them from there)
-        config = config.model_copy(update={"extra": {**config.extra, **flags.gates.extra()}})
+        config = config.model_copy(update={"sequential": flags.gates.sequential_gates()})
     return config, field_origins(given, flags.settings.sets, flags.system.config_path)
 
 

@@ -1,11 +1,14 @@
 """`run --escalate-to STRONG --card FILE`: check the flags and the calibration file, and give what the run's
-config carries (config.extra["escalation"], recorded as RunRecord.escalation; ragmeter.judges.cascade)."""
+config carries (EvalConfig.escalation, recorded as RunRecord.escalation; ragmeter.judges.cascade)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ragmeter.errors import InputError
+
+if TYPE_CHECKING:  # pydantic is imported by the commands that need it, not by `ragmeter eval`
+    from ragmeter.records import EscalationSpec
 
 
 def escalation_extra(
@@ -15,8 +18,8 @@ def escalation_extra(
     repeat: int | None,
     *,
     max_drift: float | None = None,
-) -> dict[str, Any] | None:
-    """config.extra["escalation"] from the flags, or None without them; a bad combination or card is an
+) -> EscalationSpec | None:
+    """EvalConfig.escalation from the flags, or None without them; a bad combination or card is an
     InputError naming the flag or the file's field."""
     if strong is None and (card is None or max_drift is not None):
         return None  # no cascade (a --card given with --max-drift alone is its anchor card)
@@ -27,6 +30,7 @@ def escalation_extra(
         raise InputError("needs --judge CHEAP (the judge the card calibrates)", source="--escalate-to")
     if repeat is not None and repeat > 1:
         raise InputError("an escalating judge judges each query once: leave out --repeat", source="--repeat")
+    from ragmeter.records import EscalationSpec
     from ragmeter.run.rebuild import check_llm_spec
     from ragmeter.validity.calibration import load_calibration
 
@@ -42,10 +46,10 @@ def escalation_extra(
             f"{cal.confidence}",
             source=card,
         )
-    return {
-        "strong": strong,
-        "metric": cal.metric,
-        "threshold": cal.threshold,
-        "guarantee": cal.guarantee,
-        "calibration": cal.model_dump(mode="json"),
-    }
+    return EscalationSpec(
+        strong=strong,
+        metric=cal.metric,
+        threshold=cal.threshold,
+        guarantee=cal.guarantee,
+        calibration=cal.model_dump(mode="json"),
+    )

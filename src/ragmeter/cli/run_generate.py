@@ -50,7 +50,7 @@ def check_generated_run(config: Any, gates: GateOptions, options: dict[str, Any]
     """What `run --generate` can check before its test cases exist: the system reference and options, the
     metrics and every --fail-under metric (the plan at these cut-offs), the judge and generator specs."""
     from ragmeter.run.rebuild import check_llm_spec
-    from ragmeter.score.plan import plan_metrics
+    from ragmeter.score.plan import plan_for
 
     if config.system != "builtin" and options:
         raise InputError(
@@ -60,9 +60,7 @@ def check_generated_run(config: Any, gates: GateOptions, options: dict[str, Any]
     for field, flag in (("judge_model", "--judge"), ("generator_model", "--generator")):
         if getattr(config, field):
             check_llm_spec(getattr(config, field), source=flag)
-    plan = plan_metrics(
-        config.metrics, config.retrieval_top_k, evaluate_generation=config.evaluate_generation, judged=judged
-    )
+    plan = plan_for(config, judged=judged)
     gates.check_planned(plan, evaluate_generation=config.evaluate_generation)
 
 

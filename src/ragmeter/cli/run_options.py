@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
@@ -21,6 +21,9 @@ from ragmeter.cli.run_escalation import escalation_extra
 from ragmeter.cli.settings import RunSettings, judge_client_options
 from ragmeter.errors import InputError
 from ragmeter.llm.spec import SPEC_HELP
+
+if TYPE_CHECKING:
+    from ragmeter.records import EscalationSpec, SequentialGates
 
 F = TypeVar("F", bound=Callable[..., Any])
 Option = Callable[[Callable[..., Any]], Callable[..., Any]]  # a click option (decorator)
@@ -198,8 +201,8 @@ class JudgingOptions:
     client: Mapping[str, Any] = field(default_factory=dict)  # timeout, max_retries, budget: the given ones
     repeat: int | None = None  # --repeat N: each judged query judged N times (ragmeter.run.repeats)
     repeat_temperature: float | None = None
-    nuggets: dict[str, str] | None = None  # config.extra["nuggets"]: the set's path and prompt style
-    escalation: dict[str, Any] | None = None  # config.extra["escalation"] (ragmeter.cli.run_escalation)
+    nuggets: dict[str, str] | None = None  # EvalConfig.nuggets: the set's path and prompt style
+    escalation: EscalationSpec | None = None  # EvalConfig.escalation (ragmeter.cli.run_escalation)
 
     @classmethod
     def from_params(cls, p: Params) -> JudgingOptions:
@@ -304,13 +307,11 @@ class GateOptions:
             flaky_tolerance=tolerance or 0.0,
         )
 
-    def extra(self) -> dict[str, Any]:
-        """The config.extra entry of a sequential run (ragmeter.run.sequential.sequential_spec reads it)."""
-        from ragmeter.run.sequential import SEQUENTIAL_KEY
+    def sequential_gates(self) -> SequentialGates | None:
+        """EvalConfig.sequential of a sequential run (ragmeter.run.sequential.sequential_spec checks it)."""
+        from ragmeter.records import SequentialGates
 
-        if not self.sequential:
-            return {}
-        return {SEQUENTIAL_KEY: {"gates": dict(self.thresholds), "alpha": self.alpha}}
+        return SequentialGates(gates=dict(self.thresholds), alpha=self.alpha) if self.sequential else None
 
     def check_planned(self, plan: Any, *, evaluate_generation: bool) -> None:
         """Each gate is on a metric that the run's plan computes (a latency stage always is)."""

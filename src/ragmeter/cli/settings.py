@@ -55,7 +55,7 @@ class RunSettings:
     """What the settings flags asked for (None: not given)."""
 
     sets: dict[str, Any] = field(default_factory=dict)  # EvalConfig fields from --set
-    extra: dict[str, Any] = field(default_factory=dict)  # config.extra entries (--set extra.K, --context-k)
+    extra: dict[str, Any] = field(default_factory=dict)  # the user's own config.extra entries (--set extra.K)
     pipeline: dict[str, Any] = field(default_factory=dict)  # build_system options (--reranker, ...)
     judge: dict[str, Any] = field(default_factory=dict)  # judge client options (timeout, retries, budget)
     flags: dict[str, str] = field(default_factory=dict)  # pipeline option -> the flag that set it
@@ -172,7 +172,7 @@ def parse_settings(
     if context_k is not None:
         if context_k < 1:
             raise InputError(f"must be at least 1, got {context_k}", source="--context-k")
-        out.extra["context_k"] = context_k
+        out.sets["context_k"] = context_k
     for name, value, flag in (
         ("reranker", reranker, "--reranker"),
         ("model", embedding, "--embedding"),
@@ -218,11 +218,26 @@ def _check_field(key: str, value: Any) -> None:
 
 
 def apply_settings(config: EvalConfig, settings: RunSettings) -> EvalConfig:
-    """`config` with the settings' extra entries, judge options and cache on top (flags win)."""
-    extra = {**config.extra, **settings.extra}
+    """`config` with the settings' extra entries, judge options and cache on top (flags win). A setting
+    given the old way, as `--set extra.KEY` (`extra.correct_if`, `extra.context_k`...), sets its field."""
+    from pydantic import ValidationError
+
+    from ragmeter.models import EvalConfig
+    from ragmeter.upgrade import upgrade_config
+
+    given = upgrade_config({"extra": settings.extra})
+    lifted = {k: v for k, v in given.items() if k != "extra"}
+    update: dict[str, Any] = {"extra": {**config.extra, **given["extra"]}}
+    if lifted:
+        try:
+            typed = EvalConfig.model_validate(lifted)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise InputError(f"extra.{err['loc'][0]}: {err['msg']}", source="--set") from None
+        update.update({k: getattr(typed, k) for k in lifted})
     if settings.judge:
-        extra["judge_options"] = {**extra.get("judge_options", {}), **settings.judge}
-    update: dict[str, Any] = {"extra": extra}
+        before = update.get("judge_options", config.judge_options)
+        update["judge_options"] = before.model_copy(update=settings.judge)  # checked by judge_client_options
     if settings.cache is not None:
         update["cache"] = settings.cache
     return config.model_copy(update=update)

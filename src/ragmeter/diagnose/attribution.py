@@ -27,6 +27,7 @@ from ragmeter.diagnose.replay import (
 )
 from ragmeter.errors import InputError
 from ragmeter.models import EvalRunResult
+from ragmeter.records import ReplayRef
 from ragmeter.stats import resample
 
 PARTS = ("ranking_and_context", "retrieval", "generation")
@@ -194,14 +195,13 @@ async def adiagnose(
     without `answer` or that the record cannot rebuild (`system=` passes an in-process one)."""
     from ragmeter.datasets.resolve import resolve_dataset
     from ragmeter.llm.meter import MeteredLLM
-    from ragmeter.records import RunRecord
     from ragmeter.run.api import arun_evaluation
     from ragmeter.run.rebuild import SystemAdapter, build_clients, build_system
 
     run = store.get_run(run_id)
-    if not run.record:
+    record = run.record
+    if record is None:
         raise InputError(f"run {run_id} has no record to replay it from", source=run_id)
-    record = RunRecord.model_validate(run.record)
     depth = max((len(r.retrieved) for r in run.per_query), default=0)
     extras = [check_intervention(a, depth=depth) for a in also]
     if not record.evaluate_generation or all(r.answer is None for r in run.per_query):
@@ -241,12 +241,12 @@ async def adiagnose(
         replays: dict[str, EvalRunResult] = {"run": run}
         config, replay_judge = replay_config(run, record, copied, judge)
         for intervention in (*chain, *extras):
-            extra = {**config.extra, "replay": {"parent": run_id, "intervention": intervention}}
-            this = config.model_copy(update={"extra": extra})
+            replay = {"replay": ReplayRef(parent=run_id, intervention=intervention)}
+            this = config.model_copy(update=replay)
             name = f"{intervention} of {run_id}"
             if intervention == NO_RERANK:  # retrieval runs again: every metric is measured anew
                 assert rerun is not None
-                whole = run.config.model_copy(update={"output": None, "extra": extra})
+                whole = run.config.model_copy(update={"output": None, **replay})
                 replays[intervention] = await arun_evaluation(
                     dataset, rerun, whole, store=store, llm=judge, name=name, progress=False
                 )
@@ -291,7 +291,7 @@ async def adiagnose(
         from ragmeter.diagnose.closed_book import closed_book_values
 
         values, out["closed_book"] = closed_book_values(
-            run, replays[CLOSED_BOOK], by_id, run.config.extra.get("correct_if")
+            run, replays[CLOSED_BOOK], by_id, run.config.correct_if
         )
         store.put_metric_values(run_id, values)  # the parent run shows what its answers owe to retrieval
     return out
@@ -327,18 +327,13 @@ def copied_metrics(run: EvalRunResult) -> set[str]:
 def replay_config(run: EvalRunResult, record: Any, copied: set[str], judge: Any) -> tuple[Any, Any]:
     """(the replays' config, their judge client): the parent's config (no output files) with its metrics
     named explicitly minus the copied ones; no judge when every judge metric is copied."""
-    from ragmeter.score.plan import SEMANTIC, plan_metrics
+    from ragmeter.run.loop import record_plan
+    from ragmeter.score.plan import SEMANTIC
 
     config = run.config.model_copy(update={"output": None})
     if not copied:
         return config, judge
-    plan = plan_metrics(
-        record.metrics,
-        record.cutoffs,
-        evaluate_generation=record.evaluate_generation,
-        judged=judge is not None,
-        semantic=run.config.extra.get("semantic") is not False,
-    )
+    plan = record_plan(record, judged=judge is not None, semantic=run.config.semantic)
     judges = [n for n in plan.judges if n not in copied]
     names = [*plan.retrieval, *(plan.lexical or ()), *judges, *plan.custom]
     names += [SEMANTIC] if plan.semantic else []
@@ -375,7 +370,7 @@ def copy_parent_values(
 
 def replay_usage(replay: EvalRunResult) -> dict[str, Any]:
     """What a replay spent: calls (answered, failed), tokens and cost of its generator, its judge, in all."""
-    usage = replay.usage or {}
+    usage = replay.usage.dump() if replay.usage else {}
 
     def line(role: str) -> dict[str, Any]:
         got = usage.get(role) or {}

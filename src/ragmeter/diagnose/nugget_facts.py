@@ -84,7 +84,7 @@ def load_set(run: EvalRunResult) -> tuple[NuggetSet | None, str | None]:
     from ragmeter.errors import InputError
     from ragmeter.score.nugget_plan import load
 
-    spec = run.config.extra.get("nuggets")
+    spec = run.config.nuggets
     if not isinstance(spec, dict):
         return None, "the run has no nugget set"
     try:

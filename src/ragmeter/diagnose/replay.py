@@ -5,7 +5,7 @@ Interventions: `oracle-rank` (the stored retrieved list with its relevant docume
 context_k), `oracle-context` (the labelled relevant passages), `context-k=N` (the top N stored), and
 `no-rerank`: the one intervention that re-runs retrieval (the built-in pipeline with its reranker switched
 off; `CountedRetrieval` counts those calls). Each replay is stored as a run whose config names its parent
-and intervention (config.extra["replay"]).
+and intervention (EvalConfig.replay, RunRecord.replay).
 """
 
 from __future__ import annotations

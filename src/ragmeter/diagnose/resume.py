@@ -12,10 +12,8 @@ from ragmeter.models import EvalRunResult
 
 def replay_parent(run: EvalRunResult) -> tuple[str, str] | None:
     """(parent run id, intervention) of a replay; None for any other run."""
-    replay = (run.record or {}).get("replay")
-    if isinstance(replay, dict) and replay.get("parent"):
-        return str(replay["parent"]), str(replay.get("intervention"))
-    return None
+    replay = run.record.replay if run.record else None
+    return (replay.parent, replay.intervention) if replay is not None and replay.parent else None
 
 
 async def aresume_replay(

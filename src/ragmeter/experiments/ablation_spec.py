@@ -223,10 +223,14 @@ def validate_experiment(spec: ExperimentSpec, dataset: EvalDataset | None = None
 
 def _computed_metrics(spec: ExperimentSpec) -> set[str]:
     """The metrics each variant's run computes (no `metrics` list: the defaults at the file's cut-offs)."""
-    from ragmeter.score.plan import plan_metrics
+    from ragmeter.models import EvalConfig
+    from ragmeter.score.plan import plan_for
 
     generation = spec.generator is not None
-    plan = plan_metrics(None, spec.k, evaluate_generation=generation, judged=spec.judge is not None)
+    variant = EvalConfig(
+        retrieval_top_k=spec.k, evaluate_generation=generation, use_llm_judge=spec.judge is not None
+    )
+    plan = plan_for(variant)
     return planned_names(plan, evaluate_generation=generation)
 
 

@@ -74,11 +74,11 @@ def sampling_identity(run: EvalRunResult) -> str:
     """How the run's judge values were sampled: judged once, or the mean of N repeats at a temperature with
     seeds `seed + repeat` (ragmeter.run.repeats). Part of a judged value's version: a mean of 3 samples at
     0.7 is not the same measurement as one greedy judgment."""
-    record = run.record or {}
-    repeat = int(record.get("repeat", run.config.repeat) or 1)
+    record = run.record
+    repeat = (record.repeat if record else run.config.repeat) or 1
     if repeat <= 1:
         return "judged once"
-    temperature = record.get("repeat_temperature", run.config.repeat_temperature)
+    temperature = record.repeat_temperature if record else run.config.repeat_temperature
     return f"the mean of {repeat} repeats at temperature {temperature}, seed policy run seed + repeat"
 
 

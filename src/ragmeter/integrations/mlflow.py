@@ -106,7 +106,7 @@ def run_metrics(result: EvalRunResult) -> dict[str, float]:
         if summary.ci95 is not None:
             out[f"{key}.ci_lo"], out[f"{key}.ci_hi"] = summary.ci95
     if result.usage:
-        out.update(_usage_metrics(result.usage))
+        out.update(_usage_metrics(result.usage.dump()))
     return out
 
 

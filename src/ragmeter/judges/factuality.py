@@ -10,6 +10,9 @@ import asyncio
 import math
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
@@ -25,9 +28,24 @@ from ragmeter.llm.types import LLMError
 from ragmeter.models import MetricResult
 
 MAX_CLAIMS = 12
-# Claims checked per call; RAGMETER_FACTUALITY_BATCH overrides it for a run (1 = one call per claim).
+# Claims checked per call: the run's judge_options.factuality_batch, else this; RAGMETER_FACTUALITY_BATCH
+# overrides both (1 = one call per claim).
 FACTUALITY_BATCH = 5
 BATCH_ENV = "RAGMETER_FACTUALITY_BATCH"
+_RUN_BATCH: ContextVar[int | None] = ContextVar("factuality_batch", default=None)
+
+
+@contextmanager
+def run_batch(size: int | None) -> Iterator[None]:
+    """Within the block, factuality checks `size` claims per call (None: the default), unless
+    RAGMETER_FACTUALITY_BATCH says otherwise: what a run's judge_options.factuality_batch asks for."""
+    token = _RUN_BATCH.set(size)
+    try:
+        yield
+    finally:
+        _RUN_BATCH.reset(token)
+
+
 VERDICTS = ("SUPPORTED", "NOT_SUPPORTED", "CONTRADICTED")
 Verdict = Literal["SUPPORTED", "NOT_SUPPORTED", "CONTRADICTED"]
 _VERDICT_ALIASES = {
@@ -83,11 +101,11 @@ class _Batch(BaseModel):
 
 
 def batch_size() -> int:
-    """Claims per verification call: FACTUALITY_BATCH, or RAGMETER_FACTUALITY_BATCH when set (an integer
-    from 1 to MAX_CLAIMS; anything else is an InputError naming the variable)."""
+    """Claims per verification call: RAGMETER_FACTUALITY_BATCH when set (an integer from 1 to MAX_CLAIMS;
+    anything else is an InputError naming the variable), else the run's (`run_batch`), else FACTUALITY_BATCH."""
     raw = os.environ.get(BATCH_ENV)
     if raw is None or not raw.strip():
-        return FACTUALITY_BATCH
+        return _RUN_BATCH.get() or FACTUALITY_BATCH
     try:
         size = int(raw)
     except ValueError:

@@ -53,12 +53,12 @@ def prompt_version(name: str) -> str:
     return prompt.version
 
 
-def _judge(name: str, inputs: tuple[str, ...], value_range: tuple[float, float], **extra: Any) -> MetricSpec:
+def _judge(name: str, inputs: tuple[str, ...], value_range: tuple[float, float], **fields: Any) -> MetricSpec:
     """A per-query judge metric, versioned by its prompt."""
-    if "version" not in extra:
-        extra["version"] = prompt_version(name)
+    if "version" not in fields:
+        fields["version"] = prompt_version(name)
     return MetricSpec(
-        name, "judge", "query", inputs, value_range, extra.pop("higher_is_better", True), **extra
+        name, "judge", "query", inputs, value_range, fields.pop("higher_is_better", True), **fields
     )
 
 

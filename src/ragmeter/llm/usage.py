@@ -15,30 +15,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragmeter.llm.types import LLMResponse
+from ragmeter.result_models import UsageLine as UsageLine  # its home: it is part of a run's usage block
 
 # The label of calls made without one (a user's own `complete()` calls).
 UNLABELLED = "unlabelled"
-
-
-class UsageLine(BaseModel):
-    """Calls, tokens and cost of one label, one client, or a total."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    calls: int = Field(0, description="calls answered (cached ones included)")
-    cached_calls: int = 0
-    failed_calls: int = Field(0, description="calls that failed for good (after their retries)")
-    input_tokens: int = Field(0, description="prompt tokens of the requests sent (cached calls: 0)")
-    output_tokens: int = Field(0, description="completion tokens of the requests sent (cached calls: 0)")
-    cache_read_tokens: int = Field(
-        0,
-        description="of input_tokens, those the server read from its prompt cache (billed at its cache rate)",
-    )
-    cache_write_tokens: int = Field(
-        0, description="of input_tokens, those the server wrote to its prompt cache (Anthropic: 1.25x)"
-    )
-    cost_usd: float | None = Field(0.0, description="estimated from the price table; None when unknown")
-    cost_note: str | None = Field(None, description="why cost_usd is None")
 
 
 class ClientUsage(UsageLine):

@@ -188,7 +188,7 @@ def render_html(
                 "metrics": run_columns,
                 "judged": judged_note(run),
                 "nugget_set": nugget_set_note(run),
-                "usage": describe_usage(run.usage),
+                "usage": describe_usage(run.usage.dump() if run.usage else None),
                 "rows": [
                     _query_row(q, run_columns, max_docs=max_docs, snippet_chars=snippet_chars)
                     for q in run.per_query

@@ -160,7 +160,7 @@ def gates_of_run(
     from ragmeter.metrics import higher_is_better
     from ragmeter.score.flaky import flaky_line
 
-    stopped = result.sequential if result.sequential and result.sequential.get("stopped_early") else {}
+    stopped = result.sequential.dump() if result.sequential and result.sequential.stopped_early else {}
     gates = []
     for metric, threshold in thresholds.items():
         s = result.aggregate.get(metric)

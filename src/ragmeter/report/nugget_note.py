@@ -11,7 +11,7 @@ from ragmeter.models import EvalRunResult
 def nugget_set_note(run: EvalRunResult) -> str | None:
     """`nugget metrics scored against nugget set HASH (FILE, assignment prompt STYLE)`, or None without."""
     raw = run.versions.get("nuggets")
-    spec = json.loads(raw) if raw else run.config.extra.get("nuggets")
+    spec = json.loads(raw) if raw else run.config.nuggets
     if not isinstance(spec, dict) or not any(n.startswith("nugget_") for n in run.aggregate):
         return None
     return (

@@ -185,7 +185,7 @@ class _Run:
         started = self._start()
         try:
             pending = [(i, q) for i, q in enumerate(self.p.queries) if q.query_id not in self.results]
-            earlier = self.p.resumed.sequential if self.p.resumed is not None else None
+            earlier = _sequential_of(self.p.resumed)
             self.gate = gate_for_run(self.p.config, self.p.queries, self.results, earlier)
             if self.gate is not None:  # the seeded order; nothing left once the stored results decide
                 pending = [] if self.gate.settled else self.gate.pending_in_order(self.results)
@@ -287,12 +287,11 @@ class _Run:
             evaluate_generation=p.config.evaluate_generation,
             models=models,
             context_k=p.record.context_k,
-            correct_if=p.config.extra.get("correct_if"),
+            correct_if=p.config.correct_if,
             gates=self.opts.gates,
         )
         versions = {**package_versions(), **judge_versions(p)}
-        earlier = p.resumed.sequential if p.resumed is not None else None
-        sequential = sequential_block(self.gate, earlier, len(results), scored.usage)
+        sequential = sequential_block(self.gate, _sequential_of(p.resumed), len(results), scored.usage)
         if sequential is not None:
             scored.summary["sequential"] = sequential
         if (
@@ -347,6 +346,12 @@ class _Run:
         if p.config.output and self.opts.write_outputs:
             write_outputs(result, p.config.output)
         return result
+
+
+def _sequential_of(resumed: EvalRunResult | None) -> dict[str, Any] | None:
+    """The sequential block of the run being resumed, as JSON (None: not resumed, or not sequential)."""
+    block = resumed.sequential if resumed is not None else None
+    return block.dump() if block is not None else None
 
 
 def _stability(

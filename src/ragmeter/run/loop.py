@@ -17,17 +17,29 @@ from ragmeter.models import EvalDataset, EvalQuery, QueryEvalResult, RetrievedDo
 from ragmeter.records import RunRecord
 from ragmeter.run.batching import BatchedRetrieval
 from ragmeter.run.rebuild import SystemAdapter, build_clients, build_system
-from ragmeter.score.plan import MetricPlan, plan_metrics
+from ragmeter.score.plan import MetricPlan, from_ref, plan_metrics
 from ragmeter.score.query import error_text, score_query
 
 
-def record_plan(record: RunRecord, *, judged: bool) -> MetricPlan:
-    from ragmeter.score.nugget_plan import attach
+def record_plan(record: RunRecord, *, judged: bool, semantic: bool = True) -> MetricPlan:
+    """The plan the record stores (without its judges when no judge is given), with its nugget set; a
+    record stored before plans were (schema 1) has it derived from its metrics and cut-offs."""
+    import dataclasses
 
-    plan = plan_metrics(
-        record.metrics, record.cutoffs, evaluate_generation=record.evaluate_generation, judged=judged
-    )
-    return attach(plan, record.nuggets if judged else None, record.cutoffs)[0]
+    from ragmeter.score.nugget_plan import attach, load
+
+    if record.plan is None:
+        plan = plan_metrics(
+            record.metrics,
+            record.cutoffs,
+            evaluate_generation=record.evaluate_generation,
+            judged=judged,
+            semantic=semantic,
+        )
+        return attach(plan, record.nuggets if judged else None, record.cutoffs)[0]
+    nuggets = load(record.nuggets) if judged and record.nuggets else None
+    plan = from_ref(record.plan, nuggets)
+    return plan if judged else dataclasses.replace(plan, judges=(), total_score=False)
 
 
 class QueryWorker:
@@ -89,10 +101,12 @@ class QueryWorker:
                     await close()
 
     async def evaluate(self, query: EvalQuery) -> QueryEvalResult:
+        from ragmeter.judges.factuality import run_batch
         from ragmeter.systems.context import query_context
 
         # the system may read which query it serves (ragmeter.systems.context.current_query)
-        with query_usage() as usage, query_context(query.query_id, query.question, query.metadata):
+        about = query_context(query.query_id, query.question, query.metadata)
+        with query_usage() as usage, about, run_batch(self.record.factuality_batch):
             result = await self._evaluate(query)
         return result.model_copy(update={"usage": usage}) if usage else result
 

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 from ragmeter.datasets.resolve import dataset_hash as dataset_hash  # its home; this name kept
 from ragmeter.errors import InputError
 from ragmeter.models import EvalConfig, EvalDataset, EvalQuery, EvalRunResult
-from ragmeter.records import CONTEXT_K, DatasetRef, EscalationRef, RunRecord, llm_ref
+from ragmeter.records import DatasetRef, EscalationRef, RunRecord, llm_ref
 from ragmeter.run.refs import system_ref
 from ragmeter.run.sequential import sequential_spec
 from ragmeter.score.classes import parse_rule
-from ragmeter.score.plan import MetricPlan, check_computable, plan_metrics
+from ragmeter.score.plan import MetricPlan, check_computable, from_ref, plan_for, to_ref
 
 if TYPE_CHECKING:
     from ragmeter.store import Store
@@ -87,22 +87,16 @@ def validate(
             config = config.model_copy(update={"dataset": dataset})
     if stored is None and isinstance(system, str) and system != config.system:
         config = config.model_copy(update={"system": system})
-    plan = plan_metrics(
-        config.metrics,
-        config.retrieval_top_k,
-        evaluate_generation=config.evaluate_generation,
-        judged=config.use_llm_judge,
-        semantic=config.extra.get("semantic") is not False,
-    )
+    plan = plan_for(config)
     if stored is None:  # a name the plan would drop: refused (a resumed run was checked when it began)
         check_computable(
             config.metrics, evaluate_generation=config.evaluate_generation, judged=config.use_llm_judge
         )
     from ragmeter.score.nugget_plan import attach
 
-    plan, nuggets = attach(plan, config.extra.get("nuggets"), config.retrieval_top_k, dataset=config.dataset)
+    plan, nuggets = attach(plan, config.nuggets, config.retrieval_top_k, dataset=config.dataset)
     if nuggets is not None:  # the set's path, hash and prompt style go with the run (a resume checks them)
-        config = config.model_copy(update={"extra": {**config.extra, "nuggets": nuggets.extra()}})
+        config = config.model_copy(update={"nuggets": nuggets.extra()})
     rm.check(fail_under, source="--fail-under")
     if config.repeat > 1 and not plan.judges:
         raise InputError(
@@ -110,10 +104,9 @@ def validate(
             "and at least one judge metric",
             source="--repeat",
         )
-    context_k = int(config.extra.get("context_k", CONTEXT_K))
-    if context_k < 1:
-        raise InputError(f"context_k must be at least 1, not {context_k}", source="extra.context_k")
-    parse_rule(config.extra.get("correct_if"))  # a bad rule is refused before anything is stored
+    if config.context_k < 1:  # a config changed by model_copy was not validated
+        raise InputError(f"context_k must be at least 1, not {config.context_k}", source="context_k")
+    parse_rule(config.correct_if)  # a bad rule is refused before anything is stored
     sequential_spec(config)  # --sequential: its gates and alpha
     publics = _check_llms(config, llm, generator_llm)
     queries = sample_queries(data, config.limit, config.seed)
@@ -122,10 +115,13 @@ def validate(
     ds_hash = dataset_hash(data)
     if stored is not None:
         record = _resume_record(stored, system, ds_hash)
+        if record.plan is not None:  # the plan it was started with
+            plan = from_ref(record.plan, plan.nuggets)
     else:
-        # build_system options: RunOptions.system_options, else the config's extra.system_options (YAML, --set)
-        options = dict(system_options or config.extra.get("system_options") or {})
+        # build_system options: RunOptions.system_options, else the config's system_options (YAML, --set)
+        options = dict(system_options or config.system_options)
         record = _new_record(config, data, system, options, ds_hash, len(queries), llm, publics)
+        record.plan = to_ref(plan)
     if record.system.kind == "object" and (system is None or isinstance(system, str)):
         from ragmeter.run.rebuild import build_system
 
@@ -197,10 +193,8 @@ def _new_record(
         relevance_level=config.relevance_level,
         seed=config.seed,
         evaluate_generation=config.evaluate_generation,
-        context_k=int(config.extra.get("context_k", CONTEXT_K)),
-        judge=llm_ref(
-            config.judge_model, llm, (publics or {}).get("judge"), config.extra.get("judge_options")
-        )
+        context_k=config.context_k,
+        judge=llm_ref(config.judge_model, llm, (publics or {}).get("judge"), config.judge_options.given())
         if judged
         else None,
         generator=llm_ref(config.generator_model, None, (publics or {}).get("generator"))
@@ -211,20 +205,21 @@ def _new_record(
         cache=config.cache,
         executor=config.executor,
         **_repeat_fields(config, judged),
-        replay=config.extra.get("replay"),
-        nuggets=config.extra.get("nuggets") if judged else None,
+        replay=config.replay,
+        factuality_batch=config.judge_options.factuality_batch if judged else None,
+        nuggets=config.nuggets if judged else None,
         escalation=_escalation(config) if judged else None,
     )
 
 
 def _escalation(config: EvalConfig) -> EscalationRef | None:
-    """config.extra["escalation"] ({"strong", "metric", "threshold", "guarantee", "calibration"}) as a record."""
-    raw = config.extra.get("escalation")
-    if not raw:
+    """config.escalation as a record: the strong judge's spec as an LLMRef, with the judge's options."""
+    asked = config.escalation
+    if asked is None:
         return None
-    strong = llm_ref(raw["strong"], None, None, config.extra.get("judge_options"))
+    strong = llm_ref(asked.strong, None, None, config.judge_options.given())
     assert strong is not None
-    return EscalationRef(**{**raw, "strong": strong})
+    return EscalationRef(**{**asked.model_dump(), "strong": strong})
 
 
 def _repeat_fields(config: EvalConfig, judged: bool) -> dict[str, Any]:
@@ -242,15 +237,15 @@ def _repeat_fields(config: EvalConfig, judged: bool) -> dict[str, Any]:
 
 def legacy_record(stored: EvalRunResult) -> RunRecord:
     """The record of a run stored before records existed: its config, and the experiment's pipeline
-    options that `ragmeter experiment` kept in config.extra["system_options"]."""
+    options that `ragmeter experiment` kept in the config's system_options."""
     c = stored.config
-    options = c.extra.get("system_options") if c.system == "builtin" else None
+    options = c.system_options if c.system == "builtin" else None
     data = EvalDataset(name=c.dataset, queries=[])
     return _new_record(c, data, None, dict(options or {}), stored.dataset_hash or "", 0, None)
 
 
 def _stored_record(stored: EvalRunResult) -> RunRecord:
-    return RunRecord.model_validate(stored.record) if stored.record else legacy_record(stored)
+    return stored.record if stored.record else legacy_record(stored)
 
 
 def _resume_record(stored: EvalRunResult, system: Any, ds_hash: str) -> RunRecord:

@@ -61,7 +61,7 @@ async def arescore(
         record.cutoffs,
         evaluate_generation=record.evaluate_generation,
         judged=wants_judge,
-        semantic=run.config.extra.get("semantic") is not False,
+        semantic=run.config.semantic,
         strict=bool(metrics),
         source="--metrics",
     )
@@ -75,7 +75,9 @@ async def arescore(
         missing = [r.query_id for r in run.per_query if r.query_id not in by_id]
         if missing:
             raise InputError(f"query {missing[0]!r} of the run is not in the dataset", source="--dataset")
-        results = await _per_query(plan, run.per_query, by_id, record.context_k, metered, record.concurrency)
+        results = await _per_query(
+            plan, run.per_query, by_id, record.context_k, metered, record.concurrency, record.factuality_batch
+        )
     finally:
         if owned and client is not None:
             await client.aclose()
@@ -83,10 +85,9 @@ async def arescore(
 
 
 def _record(run: EvalRunResult) -> RunRecord:
-    from ragmeter.records import RunRecord
     from ragmeter.run.prepare import legacy_record
 
-    return RunRecord.model_validate(run.record) if run.record else legacy_record(run)
+    return run.record if run.record else legacy_record(run)
 
 
 def _nugget_spec(run: EvalRunResult, path: str | None, prompt: str | None) -> dict[str, Any] | None:
@@ -96,11 +97,7 @@ def _nugget_spec(run: EvalRunResult, path: str | None, prompt: str | None) -> di
 
     from ragmeter.score.nugget_plan import DEFAULT_STYLE, absolute
 
-    last = (
-        json.loads(run.versions["nuggets"])
-        if run.versions.get("nuggets")
-        else run.config.extra.get("nuggets")
-    )
+    last = json.loads(run.versions["nuggets"]) if run.versions.get("nuggets") else run.config.nuggets
     if path is not None:
         style = prompt or (last or {}).get("prompt") or DEFAULT_STYLE
         return {"path": absolute(path), "prompt": style}
@@ -166,8 +163,10 @@ async def _per_query(
     context_k: int,
     judge: Any,
     concurrency: int,
+    factuality_batch: int | None = None,
 ) -> list[QueryEvalResult]:
     """Each stored result with its per-query metrics of `plan` recomputed (judges concurrently)."""
+    from ragmeter.judges.factuality import run_batch
     from ragmeter.llm.meter import query_usage
     from ragmeter.score.query import merge_metrics, score_query
 
@@ -177,7 +176,7 @@ async def _per_query(
         if r.status != "ok":
             return r
         async with gate:
-            with query_usage() as usage:
+            with query_usage() as usage, run_batch(factuality_batch):
                 values = await score_query(plan, queries[r.query_id], r, context_k=context_k, judge=judge)
         merged = merge_metrics(r, values)
         if r.repeats:  # a value judged again (once) replaces its stored repeats
@@ -221,7 +220,7 @@ async def _store(
         evaluate_generation=record.evaluate_generation,
         models={"judge": (judge_public or {}).get("model")},
         context_k=record.context_k,
-        correct_if=run.config.extra.get("correct_if"),
+        correct_if=run.config.correct_if,
     )
     recomputed = _recomputed(plan, scored.per_query, run.per_query, scored.run_level)
     store.put_metric_values(run.run_id, recomputed)
@@ -230,7 +229,7 @@ async def _store(
     if not new_usage:
         summary.pop("usage", None)
         if run.usage is not None:
-            summary["usage"] = run.usage
+            summary["usage"] = run.usage.dump()
     summary["rescored"] = {
         "at": datetime.now(UTC).isoformat(),
         "metrics": sorted({n for values in recomputed.values() for n in values}),

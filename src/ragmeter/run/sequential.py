@@ -29,7 +29,9 @@ from ragmeter.models import EvalConfig, EvalQuery, QueryEvalResult
 from ragmeter.score.plan import RETRIEVAL_GRADE, SEMANTIC, TOTAL_SCORE
 from ragmeter.stats.confseq import GateState
 
-SEQUENTIAL_KEY = "sequential"  # config.extra[SEQUENTIAL_KEY] = {"gates": {metric: threshold}, "alpha": a}
+SEQUENTIAL_KEY = (
+    "sequential"  # the EvalConfig field: SequentialGates {"gates": {metric: threshold}, "alpha": a}
+)
 
 
 @dataclass(frozen=True)
@@ -46,17 +48,17 @@ def check_alpha(alpha: Any, *, source: str = "--alpha") -> float:
 
 
 def sequential_spec(config: EvalConfig) -> SequentialSpec | None:
-    """The run's sequential gates from config.extra["sequential"] (None: not sequential), checked."""
+    """The run's sequential gates from config.sequential (None: not sequential), checked."""
     import ragmeter.metrics as rm
 
-    raw = config.extra.get(SEQUENTIAL_KEY)
+    raw = config.sequential
     if raw is None:
         return None
-    if not isinstance(raw, Mapping) or not isinstance(raw.get("gates"), Mapping) or not raw["gates"]:
+    if not raw.gates:
         raise InputError("needs --fail-under METRIC=VALUE (the gates it decides)", source="--sequential")
-    alpha = check_alpha(raw.get("alpha", 0.05))
+    alpha = check_alpha(raw.alpha)
     gates: dict[str, float] = {}
-    for name, value in raw["gates"].items():
+    for name, value in raw.gates.items():
         spec = rm.lookup(str(name))
         if spec is None:
             raise InputError(f"no metric {name!r}: see `ragmeter metrics list`", source="--fail-under")

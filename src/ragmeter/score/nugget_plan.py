@@ -1,6 +1,6 @@
 """A run's nugget set: which set its nugget metrics are scored against, loaded and checked once.
 
-The run keeps it in `config.extra["nuggets"]`: {"path", "hash", "prompt"} (the set's file, its hash when the
+The run keeps it in `EvalConfig.nuggets`: {"path", "hash", "prompt"} (the set's file, its hash when the
 run was made, the assignment prompt style). A resume refuses a file whose hash changed; `rescore --nuggets`
 names a new file and re-judges the nugget metrics against it.
 """

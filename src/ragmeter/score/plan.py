@@ -12,9 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import InputError
+
+if TYPE_CHECKING:
+    from ragmeter.models import EvalConfig
+    from ragmeter.records import PlanRef
 
 # The metrics the run level computes by name (score/runlevel.py): the semantic batch and the total score.
 SEMANTIC = "sbert_similarity"
@@ -120,6 +124,48 @@ def plan_metrics(
         custom=tuple(by_family.get("custom", []) if metrics else _custom_names()),
         total_score=bool(_run_level_judges(judges)),
         diagnosis=not strict or "diagnosis" in by_family,
+    )
+
+
+def plan_for(config: EvalConfig, *, judged: bool | None = None) -> MetricPlan:
+    """The plan of a run made with `config` (judged: its judge setting unless told): the one place a config
+    becomes a plan, stored in the run's record (`to_ref`) and read back from there (`from_ref`)."""
+    return plan_metrics(
+        config.metrics,
+        config.retrieval_top_k,
+        evaluate_generation=config.evaluate_generation,
+        judged=config.use_llm_judge if judged is None else judged,
+        semantic=config.semantic,
+    )
+
+
+def to_ref(plan: MetricPlan) -> PlanRef:
+    from ragmeter.records import PlanRef
+
+    lexical = list(plan.lexical) if plan.lexical is not None else None
+    return PlanRef(
+        retrieval=list(plan.retrieval),
+        lexical=lexical,
+        judges=list(plan.judges),
+        semantic=plan.semantic,
+        custom=list(plan.custom),
+        total_score=plan.total_score,
+        diagnosis=plan.diagnosis,
+    )
+
+
+def from_ref(ref: PlanRef, nuggets: Any = None) -> MetricPlan:
+    """The stored plan as the scorers take it, with its nugget set (ragmeter.score.nugget_plan.NuggetPlan)."""
+    lexical = tuple(ref.lexical) if ref.lexical is not None else None
+    return MetricPlan(
+        retrieval=tuple(ref.retrieval),
+        lexical=lexical,
+        judges=tuple(ref.judges),
+        semantic=ref.semantic,
+        custom=tuple(ref.custom),
+        total_score=ref.total_score,
+        diagnosis=ref.diagnosis,
+        nuggets=nuggets,
     )
 
 

@@ -49,7 +49,8 @@ def run_from_json(data: Any, *, source: str = "run JSON") -> EvalRunResult:
             f"schema_version {version!r} is not one this ragmeter reads (1..{RUN_SCHEMA_VERSION})",
             source=source,
         )
-    upgraded = {**data, "schema_version": RUN_SCHEMA_VERSION}  # v1 -> v2 only adds optional fields
+    # v1 -> v2 only adds optional fields; v2 -> v3 moves config.extra's settings (EvalConfig lifts them)
+    upgraded = {**data, "schema_version": RUN_SCHEMA_VERSION}
     try:
         return EvalRunResult.model_validate(upgraded)
     except ValidationError as exc:

@@ -119,7 +119,7 @@ def ppi_labels(store: Store, run: EvalRunResult) -> dict[str, dict[str, float]]:
 
 
 def _has_nuggets(run: EvalRunResult) -> bool:
-    return bool(run.versions.get("nuggets") or run.config.extra.get("nuggets"))
+    return bool(run.versions.get("nuggets") or run.config.nuggets)
 
 
 def has_assignment_labels(store: Store, run_id: str, metric: str) -> bool:

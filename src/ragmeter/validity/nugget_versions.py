@@ -30,7 +30,7 @@ def run_set_spec(run: EvalRunResult) -> dict[str, Any]:
     import json
 
     raw = run.versions.get("nuggets")
-    spec = json.loads(raw) if raw else run.config.extra.get("nuggets")
+    spec = json.loads(raw) if raw else run.config.nuggets
     if not isinstance(spec, dict) or not spec.get("path"):
         raise InputError(f"run {run.run_id} was scored against no nugget set", source="nuggets")
     return dict(spec)

@@ -71,7 +71,7 @@ class AnnotatingViewer(Viewer):
                 "by": f"{lab.annotator} ({lab.source})" if lab else "",
             }
 
-        nuggets = run.config.extra.get("nuggets") or run.versions.get("nuggets")
+        nuggets = run.config.nuggets or run.versions.get("nuggets")
         return {
             "annotate": True,
             "nuggets_href": nuggets_href(run.run_id, q.query_id) if nuggets else "",

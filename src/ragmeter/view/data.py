@@ -96,16 +96,14 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 
 def system_of(run: EvalRunResult) -> str:
     c = run.config
-    replay = c.extra.get("replay")
-    if isinstance(replay, dict) and replay.get("parent"):  # a diagnose replay: its parent and intervention
-        return f"{replay.get('intervention')} replay of run {replay['parent']}"
+    if c.replay is not None and c.replay.parent:  # a diagnose replay: its parent and intervention
+        return f"{c.replay.intervention} replay of run {c.replay.parent}"
     return c.system + (f" ({c.mode})" if c.system == "builtin" else "")
 
 
 def cost_of(run: EvalRunResult) -> float | None:
-    total = (run.usage or {}).get("total") or {}
-    cost = total.get("cost_usd")
-    return float(cost) if isinstance(cost, int | float) else None
+    total = run.usage.total if run.usage else None
+    return total.cost_usd if total is not None else None
 
 
 def duration_s(run: EvalRunResult) -> float | None:
@@ -126,9 +124,9 @@ def headline(run: EvalRunResult) -> tuple[str, str, str]:
 
 def replay_of(run: EvalRunResult) -> tuple[str, str] | None:
     """(parent run id, intervention) of a diagnose replay, when its record (or config) names them."""
-    for source in ((run.record or {}).get("replay"), run.config.extra.get("replay")):
-        if isinstance(source, dict) and source.get("parent"):
-            return str(source["parent"]), str(source.get("intervention") or "replay")
+    replay = (run.record.replay if run.record else None) or run.config.replay
+    if replay is not None and replay.parent:
+        return replay.parent, replay.intervention or "replay"
     return None
 
 
@@ -189,7 +187,7 @@ def summary_rows(run: EvalRunResult) -> list[dict[str, Any]]:
 
 
 def usage_rows(run: EvalRunResult) -> list[dict[str, Any]]:
-    usage = run.usage or {}
+    usage = run.usage.dump() if run.usage else {}
     rows = []
     for role in ("generator", "judge", "total"):
         line = usage.get(role)
