@@ -75,6 +75,12 @@ def test_closed_book_without_qrels_counts_what_answers_owe_to_retrieval(tmp_path
     assert 0 < lo < 0.25 < hi < 1
     values = {r.query_id: r.metrics["closed_book_correct"].value for r in stored.per_query}
     assert values == {c: float(c in KNOWN_BY_HEART) for c in CAPITALS}
+    # the run's aggregate and versions carry the new metric (runs show, compare and the report read them),
+    # and what was there before stays as it was
+    summary = stored.aggregate["closed_book_correct"]
+    assert summary.mean == pytest.approx(1 / 4) and summary.n == 4
+    assert stored.versions["closed_book_correct"] == "1"
+    assert stored.aggregate["token_f1"] == run.aggregate["token_f1"]
 
 
 def test_the_oracle_arms_still_need_qrels(tmp_path: Path) -> None:

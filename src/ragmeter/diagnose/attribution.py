@@ -288,13 +288,30 @@ async def adiagnose(
     if extras:
         out["also"] = {e: [extra_delta(n, run, replays[e]) for n in names] for e in extras}
     if CLOSED_BOOK in replays:
-        from ragmeter.diagnose.closed_book import closed_book_values
+        from ragmeter.diagnose.closed_book import METRIC, VERSION, closed_book_values
 
         values, out["closed_book"] = closed_book_values(
             run, replays[CLOSED_BOOK], by_id, run.config.correct_if
         )
         store.put_metric_values(run_id, values)  # the parent run shows what its answers owe to retrieval
+        _reaggregate(store, run_id, {METRIC: VERSION})
     return out
+
+
+def _reaggregate(store: Any, run_id: str, versions: dict[str, str]) -> None:
+    """The parent run's aggregate, versions and summary after values were added to it: the new metrics'
+    summaries (mean, interval, n) join the stored ones, which stay as they were."""
+    from ragmeter.score.aggregate import aggregate_metrics
+
+    fresh = store.get_run(run_id)
+    summaries = aggregate_metrics(fresh.per_query, seed=fresh.config.seed)
+    aggregate = {**fresh.aggregate, **{n: summaries[n] for n in versions if n in summaries}}
+    store.update_scores(
+        run_id,
+        aggregate=aggregate,
+        summary=store.run_summary(run_id),
+        versions={**fresh.versions, **versions},
+    )
 
 
 def _add_facts(metrics: list[dict[str, Any]], replays: dict[str, EvalRunResult]) -> None:
