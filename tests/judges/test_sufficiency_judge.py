@@ -50,7 +50,7 @@ async def test_binary_verdict_with_its_reason(scripted, reply: str, value: float
 
 async def test_no_contexts_are_judged_not_skipped(scripted) -> None:  # type: ignore[no-untyped-def]
     got, seen = await _ask(scripted, '{"reasoning": "nothing", "sufficient_context": 0}', contexts=[])
-    assert got.value == 0.0 and "(no references)" in seen[0]
+    assert got.value == 0.0 and "Retrieved texts, in rank order (best first):\n(no sources)" in seen[0]
 
 
 async def test_abstained_reads_the_answer(scripted) -> None:  # type: ignore[no-untyped-def]

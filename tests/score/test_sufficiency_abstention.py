@@ -131,7 +131,7 @@ async def test_queries_land_in_their_cells_classes_and_rates(tmp_path: Path) -> 
         r = by_topic[topic]
         judged = r.metrics["context_sufficiency"]
         assert judged.value == case[4] and judged.details["reasoning"] == f"checked {topic}"
-        assert judged.version and judged.version.startswith("context_sufficiency/v1+")
+        assert judged.version and judged.version.startswith("context_sufficiency/v2+")
         assert class_of(r) == case[5], (topic, r.metrics[f"class_{case[5]}"].details)
         shown = [n for n in r.metrics if n.startswith("class_") and r.metrics[n].value == 1.0]
         assert shown == [f"class_{case[5]}"]  # exactly one class per query
