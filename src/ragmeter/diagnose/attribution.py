@@ -275,7 +275,9 @@ async def adiagnose(
         if chain
         else [],
     }
-    _add_facts(out["metrics"], replays)
+    from ragmeter.diagnose.nugget_facts import add_facts
+
+    add_facts(out["metrics"], replays)
     if lower:  # lower-is-better: each replay's change, not lost points
         out["deltas"] = {k: [extra_delta(n, run, r) for n in lower] for k, r in replays.items() if k != "run"}
     if rerun is not None:
@@ -288,42 +290,11 @@ async def adiagnose(
     if extras:
         out["also"] = {e: [extra_delta(n, run, replays[e]) for n in names] for e in extras}
     if CLOSED_BOOK in replays:
-        from ragmeter.diagnose.closed_book import METRIC, VERSION, closed_book_values
+        from ragmeter.diagnose.closed_book import store_closed_book
 
-        values, out["closed_book"] = closed_book_values(
-            run, replays[CLOSED_BOOK], by_id, run.config.correct_if
-        )
-        store.put_metric_values(run_id, values)  # the parent run shows what its answers owe to retrieval
-        _reaggregate(store, run_id, {METRIC: VERSION})
+        # the parent run shows what its answers owe to retrieval
+        out["closed_book"] = store_closed_book(store, run, replays[CLOSED_BOOK], by_id)
     return out
-
-
-def _reaggregate(store: Any, run_id: str, versions: dict[str, str]) -> None:
-    """The parent run's aggregate, versions and summary after values were added to it: the new metrics'
-    summaries (mean, interval, n) join the stored ones, which stay as they were."""
-    from ragmeter.score.aggregate import aggregate_metrics
-
-    fresh = store.get_run(run_id)
-    summaries = aggregate_metrics(fresh.per_query, seed=fresh.config.seed)
-    aggregate = {**fresh.aggregate, **{n: summaries[n] for n in versions if n in summaries}}
-    store.update_scores(
-        run_id,
-        aggregate=aggregate,
-        summary=store.run_summary(run_id),
-        versions={**fresh.versions, **versions},
-    )
-
-
-def _add_facts(metrics: list[dict[str, Any]], replays: dict[str, EvalRunResult]) -> None:
-    """Each nugget score's lost nuggets by part (ragmeter.diagnose.nugget_facts), under "nuggets"."""
-    from ragmeter.diagnose.nugget_facts import is_nugget_score, load_set, lost_by_fact
-
-    scores = [m for m in metrics if is_nugget_score(m["metric"])]
-    if not scores:
-        return
-    nuggets, why = load_set(replays["run"])
-    for m in scores:
-        m["nuggets"] = {"note": why} if nuggets is None else lost_by_fact(m["metric"], replays, nuggets)
 
 
 def copied_metrics(run: EvalRunResult) -> set[str]:

@@ -61,3 +61,27 @@ def closed_book_values(
         "what": "queries the run answered correctly with its contexts and the generator alone did not",
     }
     return values, summary
+
+
+def store_closed_book(
+    store: Any, run: EvalRunResult, replay: EvalRunResult, queries: Mapping[str, EvalQuery]
+) -> dict[str, Any]:
+    """Store `closed_book_correct` on the parent run, per query and in its aggregate and versions (the
+    stored metrics stay as they were); returns the summary diagnose prints."""
+    from ragmeter.score.aggregate import aggregate_metrics
+
+    run_id = run.run_id or ""
+    values, summary = closed_book_values(run, replay, queries, run.config.correct_if)
+    store.put_metric_values(run_id, values)
+    fresh = store.get_run(run_id)
+    summaries = aggregate_metrics(fresh.per_query, seed=fresh.config.seed)
+    aggregate = dict(fresh.aggregate)
+    if METRIC in summaries:
+        aggregate[METRIC] = summaries[METRIC]
+    store.update_scores(
+        run_id,
+        aggregate=aggregate,
+        summary=store.run_summary(run_id),
+        versions={**fresh.versions, METRIC: VERSION},
+    )
+    return summary

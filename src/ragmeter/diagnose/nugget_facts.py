@@ -107,3 +107,13 @@ def lines(metrics: list[dict[str, Any]]) -> list[str]:
             named = "; ".join(f"{q} {','.join(ids)}" for q, ids in by_query.items())
             out.append(f"{m['metric']} {part} lost nuggets: {named or 'none'}")
     return out
+
+
+def add_facts(metrics: list[dict[str, Any]], replays: dict[str, EvalRunResult]) -> None:
+    """Each nugget score's lost nuggets by part (lost_by_fact), under "nuggets"."""
+    scores = [m for m in metrics if is_nugget_score(m["metric"])]
+    if not scores:
+        return
+    nuggets, why = load_set(replays["run"])
+    for m in scores:
+        m["nuggets"] = {"note": why} if nuggets is None else lost_by_fact(m["metric"], replays, nuggets)
