@@ -385,6 +385,11 @@ class EvalRunResult(BaseModel):
     def _readable_record(cls, data: Any) -> Any:
         return upgrade_run(data, RunRecord.model_validate)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        from ragmeter.records import typed_block  # `run.usage = {...}` becomes its model
+
+        super().__setattr__(name, typed_block(name, value))
+
     def system_label(self) -> str:
         """What was evaluated, as lists show it: `builtin (hybrid)` only for the built-in pipeline; an
         in-process Python object (a callable, a System) by its name, as its run record says."""

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
-from ragmeter.result_models import JsonView
+from ragmeter.result_models import JsonView, RunUsage, SequentialOutcome
 from ragmeter.safety import REDACTED, is_secret_option, redact_spec
 
 # Version of the run record. 1: before `plan`; the settings that steer a run were keys of config.extra
@@ -313,3 +313,14 @@ def llm_ref(
         credentials_removed=REDACTED in (shown or ""),
         options=dict(options or {}),
     )
+
+
+def typed_block(name: str, value: Any) -> Any:
+    """A run's typed block (usage, record, sequential) assigned as its JSON, as its model (as when read)."""
+    blocks: dict[str, type[BaseModel]] = {
+        "usage": RunUsage,
+        "record": RunRecord,
+        "sequential": SequentialOutcome,
+    }
+    block = blocks.get(name)
+    return block.model_validate(value) if block is not None and isinstance(value, Mapping) else value

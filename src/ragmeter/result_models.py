@@ -10,6 +10,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 
+def as_json(block: Any) -> dict[str, Any] | None:
+    """A typed block's JSON (`JsonView.dump`), a plain mapping as a dict (a block assigned after the run was
+    built, e.g. `run.usage = run_usage(...)`, is not validated into its model), None for None."""
+    if block is None:
+        return None
+    if isinstance(block, JsonView):
+        return block.dump()
+    return dict(block)
+
+
 class JsonView:
     """Read access by key to a record's JSON (`run.record["system"]["kind"]`), as when EvalRunResult.record
     was a dict: code written against the dict keeps working."""

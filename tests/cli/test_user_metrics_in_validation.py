@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -31,11 +31,17 @@ system = FiveWords()
 
 
 @pytest.fixture
-def user_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+def user_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     (tmp_path / "i19_user_system.py").write_text(textwrap.dedent(MODULE))
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "i19_user_system", raising=False)
-    return "i19_user_system:system"
+    yield "i19_user_system:system"
+    # The module registers its metric in this process's registry: forget it, or every later run in this
+    # test worker plans it too (a run resumed from another process's stored plan would then differ).
+    import ragmeter.metrics as rm
+
+    if rm.lookup("i19_answer_words") is not None:
+        rm.unregister("i19_answer_words")
 
 
 def test_fail_under_and_metrics_accept_a_metric_of_the_system_module(

@@ -65,7 +65,7 @@ async def test_labels_flow_to_export_validation_and_ppi(
     rid = run.run_id or ""
     from ragmeter.report.html import render_html
 
-    set_hash = run.config.extra["nuggets"]["hash"]
+    set_hash = (run.config.nuggets or {})["hash"]
     assert f"nugget metrics scored against nugget set {set_hash} " in render_html([run], plots=False)
     with open_store(db) as store:
         for qid, nid, label in GIVEN:
@@ -84,7 +84,7 @@ async def test_labels_flow_to_export_validation_and_ppi(
     assert code == 0, text
     exported = [x for x in json.loads(out.read_text()) if x["kind"] == "assignment"]
     assert sorted((x["query_id"], x["nugget_id"], x["assignment"]) for x in exported) == sorted(GIVEN)
-    assert {x["nugget_set"] for x in exported} == {run.config.extra["nuggets"]["hash"]}
+    assert {x["nugget_set"] for x in exported} == {(run.config.nuggets or {})["hash"]}
     # the export reads back (each label appended after the one it copies); a bad assignment stores nothing
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps([exported[0], {**exported[1], "assignment": "maybe"}]))

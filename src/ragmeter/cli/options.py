@@ -14,6 +14,7 @@ from ragmeter.errors import InputError
 from ragmeter.experiments.render import fmt_value as fmt_value  # one number format for every table
 from ragmeter.models import EvalRunResult, MetricSummary
 from ragmeter.report.export import ci_text, scale_of
+from ragmeter.result_models import as_json
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -248,7 +249,7 @@ def print_usage(result: EvalRunResult) -> None:
     from ragmeter.llm.usage import describe_usage
     from ragmeter.safety import console_text as t
 
-    for line in describe_usage(result.usage.dump() if result.usage else None):
+    for line in describe_usage(as_json(result.usage)):
         console().print(f"LLM usage: {t(line)}")
 
 

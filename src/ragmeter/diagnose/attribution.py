@@ -28,6 +28,7 @@ from ragmeter.diagnose.replay import (
 from ragmeter.errors import InputError
 from ragmeter.models import EvalRunResult
 from ragmeter.records import ReplayRef
+from ragmeter.result_models import as_json
 from ragmeter.stats import resample
 
 PARTS = ("ranking_and_context", "retrieval", "generation")
@@ -358,7 +359,7 @@ def copy_parent_values(
 
 def replay_usage(replay: EvalRunResult) -> dict[str, Any]:
     """What a replay spent: calls (answered, failed), tokens and cost of its generator, its judge, in all."""
-    usage = replay.usage.dump() if replay.usage else {}
+    usage = as_json(replay.usage) or {}
 
     def line(role: str) -> dict[str, Any]:
         got = usage.get(role) or {}

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import MissingExtraError
+from ragmeter.result_models import as_json
 
 if TYPE_CHECKING:
     from ragmeter.models import EvalRunResult
@@ -106,7 +107,7 @@ def run_metrics(result: EvalRunResult) -> dict[str, float]:
         if summary.ci95 is not None:
             out[f"{key}.ci_lo"], out[f"{key}.ci_hi"] = summary.ci95
     if result.usage:
-        out.update(_usage_metrics(result.usage.dump()))
+        out.update(_usage_metrics(as_json(result.usage) or {}))
     return out
 
 

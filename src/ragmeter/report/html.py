@@ -35,6 +35,7 @@ from ragmeter.report.html_tables import summary_rows as _summary_rows  # noqa: F
 from ragmeter.report.nugget_note import nugget_set_note
 from ragmeter.report.plots import metric_names, metric_values, report_figures
 from ragmeter.report.selection import display_order, headline_metrics, judged_note, no_variation
+from ragmeter.result_models import as_json
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -188,7 +189,7 @@ def render_html(
                 "metrics": run_columns,
                 "judged": judged_note(run),
                 "nugget_set": nugget_set_note(run),
-                "usage": describe_usage(run.usage.dump() if run.usage else None),
+                "usage": describe_usage(as_json(run.usage)),
                 "rows": [
                     _query_row(q, run_columns, max_docs=max_docs, snippet_chars=snippet_chars)
                     for q in run.per_query

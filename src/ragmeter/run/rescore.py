@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import InputError
 from ragmeter.models import EvalDataset, EvalQuery, EvalRunResult, MetricResult, QueryEvalResult
+from ragmeter.result_models import as_json
 from ragmeter.score.plan import MetricPlan, plan_metrics
 
 if TYPE_CHECKING:
@@ -229,7 +230,7 @@ async def _store(
     if not new_usage:
         summary.pop("usage", None)
         if run.usage is not None:
-            summary["usage"] = run.usage.dump()
+            summary["usage"] = as_json(run.usage)
     summary["rescored"] = {
         "at": datetime.now(UTC).isoformat(),
         "metrics": sorted({n for values in recomputed.values() for n in values}),

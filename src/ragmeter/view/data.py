@@ -13,6 +13,7 @@ from ragmeter import metrics as registry
 from ragmeter.models import EvalRunResult, QueryEvalResult
 from ragmeter.report.export import ci_text, run_label
 from ragmeter.report.selection import display_order
+from ragmeter.result_models import as_json
 from ragmeter.safety import redact_data, redact_text
 from ragmeter.view.detail import (
     failure_class_of,
@@ -187,7 +188,7 @@ def summary_rows(run: EvalRunResult) -> list[dict[str, Any]]:
 
 
 def usage_rows(run: EvalRunResult) -> list[dict[str, Any]]:
-    usage = run.usage.dump() if run.usage else {}
+    usage = as_json(run.usage) or {}
     rows = []
     for role in ("generator", "judge", "total"):
         line = usage.get(role)
