@@ -21,24 +21,13 @@ from pydantic import (
     model_validator,
 )
 
-from ragmeter.errors import InputError
 from ragmeter.records import CONTEXT_K, EscalationSpec, JudgeOptions, ReplayRef, RunRecord, SequentialGates
+from ragmeter.records import parse_executor as parse_executor  # its home: records
 from ragmeter.result_models import GateAcrossRepeats as GateAcrossRepeats  # their home: result_models
 from ragmeter.result_models import JudgeStability as JudgeStability
 from ragmeter.result_models import PPIEstimate as PPIEstimate
 from ragmeter.result_models import RunUsage, SequentialOutcome
 from ragmeter.upgrade import upgrade_config, upgrade_run
-
-
-def parse_executor(spec: str | None) -> tuple[str, str | None]:
-    """'local' | 'ray' | 'ray:ADDRESS' -> (kind, address)."""
-    text = (spec or "local").strip()
-    kind, _, address = text.partition(":")
-    if kind not in ("local", "ray"):
-        raise InputError(f"unknown executor {text!r}: use local, ray or ray:ADDRESS", source="--executor")
-    if kind == "local" and address:
-        raise InputError("the local executor takes no address", source="--executor")
-    return kind, (address or None)
 
 
 class Document(BaseModel):

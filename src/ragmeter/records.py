@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
+from ragmeter.errors import InputError
 from ragmeter.result_models import JsonView, RunUsage, SequentialOutcome
 from ragmeter.safety import REDACTED, is_secret_option, redact_spec
 
@@ -324,3 +325,14 @@ def typed_block(name: str, value: Any) -> Any:
     }
     block = blocks.get(name)
     return block.model_validate(value) if block is not None and isinstance(value, Mapping) else value
+
+
+def parse_executor(spec: str | None) -> tuple[str, str | None]:
+    """'local' | 'ray' | 'ray:ADDRESS' -> (kind, address)."""
+    text = (spec or "local").strip()
+    kind, _, address = text.partition(":")
+    if kind not in ("local", "ray"):
+        raise InputError(f"unknown executor {text!r}: use local, ray or ray:ADDRESS", source="--executor")
+    if kind == "local" and address:
+        raise InputError("the local executor takes no address", source="--executor")
+    return kind, (address or None)

@@ -20,10 +20,10 @@ from ragmeter.cli.run_options import (
     GATE_OPTIONS,
     JUDGING_OPTIONS,
     OUTPUT_OPTIONS,
-    RESUME_OPTIONS,
     SYSTEM_OPTIONS,
     apply_options,
 )
+from ragmeter.cli.run_resume import RESUME_OPTIONS
 from ragmeter.cli.settings import log_options, settings_options
 
 

@@ -15,9 +15,9 @@ from ragmeter.cli.run_options import (
     JudgingOptions,
     OutputOptions,
     Params,
-    ResumeOptions,
     SystemOptions,
 )
+from ragmeter.cli.run_resume import ResumeOptions
 from ragmeter.cli.settings import RunSettings, apply_settings, field_origins
 from ragmeter.errors import InputError
 

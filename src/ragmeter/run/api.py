@@ -5,21 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.llm.spend import SpendCapReached, SpendLedger, capped, spent_by_role
-from ragmeter.models import (
-    EvalConfig,
-    EvalDataset,
-    EvalRunResult,
-    GateAcrossRepeats,
-    JudgeStability,
-    QueryEvalResult,
-)
+from ragmeter.models import EvalConfig, EvalDataset, EvalRunResult, QueryEvalResult
+from ragmeter.run.finish import judge_versions, repeat_gates, sequential_of, stability_of
 from ragmeter.run.prepare import Prepared, validate
 from ragmeter.run.sequential import SequentialGate, gate_for_run, sequential_block
 
@@ -185,7 +178,7 @@ class _Run:
         started = self._start()
         try:
             pending = [(i, q) for i, q in enumerate(self.p.queries) if q.query_id not in self.results]
-            earlier = _sequential_of(self.p.resumed)
+            earlier = sequential_of(self.p.resumed)
             self.gate = gate_for_run(self.p.config, self.p.queries, self.results, earlier)
             if self.gate is not None:  # the seeded order; nothing left once the stored results decide
                 pending = [] if self.gate.settled else self.gate.pending_in_order(self.results)
@@ -291,7 +284,7 @@ class _Run:
             gates=self.opts.gates,
         )
         versions = {**package_versions(), **judge_versions(p)}
-        sequential = sequential_block(self.gate, _sequential_of(p.resumed), len(results), scored.usage)
+        sequential = sequential_block(self.gate, sequential_of(p.resumed), len(results), scored.usage)
         if sequential is not None:
             scored.summary["sequential"] = sequential
         if (
@@ -302,10 +295,12 @@ class _Run:
             from ragmeter.score.escalation import escalation_summary
 
             scored.usage["escalation"] = escalation_summary(p.record.escalation, scored.per_query)
-        stability = _stability(p, scored.per_query, self.opts.gates)
+        stability = stability_of(p, scored.per_query, self.opts.gates)
         if stability:
             scored.summary["stability"] = {n: s.model_dump(mode="json") for n, s in stability.items()}
-        across = _gates_across_repeats(p, scored.per_query, scored.aggregate, self.opts)
+        across = repeat_gates(
+            p, scored.per_query, scored.aggregate, self.opts.gates, self.opts.flaky_tolerance
+        )
         if across:
             scored.summary["gates_across_repeats"] = {n: g.model_dump(mode="json") for n, g in across.items()}
         result = EvalRunResult(
@@ -346,57 +341,6 @@ class _Run:
         if p.config.output and self.opts.write_outputs:
             write_outputs(result, p.config.output)
         return result
-
-
-def _sequential_of(resumed: EvalRunResult | None) -> dict[str, Any] | None:
-    """The sequential block of the run being resumed, as JSON (None: not resumed, or not sequential)."""
-    block = resumed.sequential if resumed is not None else None
-    return block.dump() if block is not None else None
-
-
-def _stability(
-    p: Prepared, per_query: list[QueryEvalResult], gates: dict[str, float]
-) -> dict[str, JudgeStability]:
-    """Each judge metric's agreement with itself across the repeats of a run judged in repeats."""
-    if p.record.repeat <= 1:
-        return {}
-    from ragmeter.run.repeats import repeat_seeds
-    from ragmeter.score.stability import judge_stability
-
-    return judge_stability(
-        p.plan.judges,
-        per_query,
-        temperature=p.record.repeat_temperature,
-        seeds=list(repeat_seeds(p.record)),
-        thresholds=gates,
-        seed=p.config.seed,
-    )
-
-
-def _gates_across_repeats(
-    p: Prepared, per_query: list[QueryEvalResult], aggregate: dict[str, Any], opts: RunOptions
-) -> dict[str, GateAcrossRepeats]:
-    """Each gate on a metric judged in repeats, flaky or stable (ragmeter.score.flaky)."""
-    if p.record.repeat <= 1 or not opts.gates:
-        return {}
-    from ragmeter.score.flaky import gates_across_repeats
-
-    means = {name: s.mean for name, s in aggregate.items()}
-    return gates_across_repeats(per_query, means, opts.gates, tolerance=opts.flaky_tolerance)
-
-
-def judge_versions(p: Prepared) -> dict[str, str]:
-    """Prompt version of each judge of the run, and the judge's public spec (model, parameters)."""
-    if not p.plan.judges:
-        return {}
-    from ragmeter.judges import prompt_versions
-
-    out = {f"prompt.{name}": version for name, version in prompt_versions(list(p.plan.judges)).items()}
-    if p.record.judge is not None:
-        out["judge"] = json.dumps(p.record.judge.public or {"spec": p.record.judge.spec}, sort_keys=True)
-    if p.plan.nuggets is not None:  # the nugget set now scored against (rescore --nuggets changes it)
-        out["nuggets"] = json.dumps(p.plan.nuggets.extra(), sort_keys=True)
-    return out
 
 
 __all__ = [
