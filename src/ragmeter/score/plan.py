@@ -140,33 +140,16 @@ def plan_for(config: EvalConfig, *, judged: bool | None = None) -> MetricPlan:
 
 
 def to_ref(plan: MetricPlan) -> PlanRef:
+    """The plan as the run record stores it (its nugget set aside)."""
     from ragmeter.records import PlanRef
 
-    lexical = list(plan.lexical) if plan.lexical is not None else None
-    return PlanRef(
-        retrieval=list(plan.retrieval),
-        lexical=lexical,
-        judges=list(plan.judges),
-        semantic=plan.semantic,
-        custom=list(plan.custom),
-        total_score=plan.total_score,
-        diagnosis=plan.diagnosis,
-    )
+    return PlanRef.model_validate({name: getattr(plan, name) for name in PlanRef.model_fields})
 
 
 def from_ref(ref: PlanRef, nuggets: Any = None) -> MetricPlan:
     """The stored plan as the scorers take it, with its nugget set (ragmeter.score.nugget_plan.NuggetPlan)."""
-    lexical = tuple(ref.lexical) if ref.lexical is not None else None
-    return MetricPlan(
-        retrieval=tuple(ref.retrieval),
-        lexical=lexical,
-        judges=tuple(ref.judges),
-        semantic=ref.semantic,
-        custom=tuple(ref.custom),
-        total_score=ref.total_score,
-        diagnosis=ref.diagnosis,
-        nuggets=nuggets,
-    )
+    fields: dict[str, Any] = {name: tuple(v) if isinstance(v, list) else v for name, v in ref}
+    return MetricPlan(**fields, nuggets=nuggets)
 
 
 def check_computable(
