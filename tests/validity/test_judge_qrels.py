@@ -245,7 +245,9 @@ async def test_local_judge_labels_a_handful_of_pairs() -> None:
         "off1": "The mitochondrion is the powerhouse of the cell, producing most of its ATP.",
         "off2": "Basketball was invented by James Naismith in 1891 in Springfield, Massachusetts.",
     }
-    llm = from_spec("local")
+    # One request at a time: llama.cpp batches concurrent requests of its slots together, and a grade then
+    # depends on what ran beside it (seen once in CI: the on-topic passage graded 0).
+    llm = from_spec("local", concurrency=1)
     async with llm:
         labels = await label_pairs([("q", d) for d in docs], queries=queries, docs=docs, llm=llm)
     grades = {lab.doc_id: lab.grade if lab.grade is not None else -1 for lab in labels}
