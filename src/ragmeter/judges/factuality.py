@@ -128,6 +128,14 @@ def _batch_parser(n: int) -> Any:
     return parse
 
 
+def skeleton(n: int) -> str:
+    """The reply's shape with all `n` entries written out: a small model shown one entry replies with one."""
+    entries = ", ".join(
+        f'{{"claim": {i}, "reasoning": "<comparison>", "verdict": "<verdict>"}}' for i in range(1, n + 1)
+    )
+    return f'{{"verdicts": [{entries}]}}'
+
+
 def invented(claims: list[str], answer: str) -> tuple[list[str], list[str]]:
     """Split extracted claims into those the answer can state and those it cannot: a claim with a number
     that the answer does not contain was invented by the extractor (small models do this), not taken from
@@ -163,7 +171,7 @@ async def _body(judge: Judge, inp: JudgeInput, llm: LLMClient, flags: list[str])
 
     def values(batch: list[str]) -> dict[str, str]:
         listed = "\n".join(f"[{i}] {c}" for i, c in enumerate(batch, 1))
-        return layout_values(inp, [], claims=listed, n=str(len(batch)))
+        return layout_values(inp, [], claims=listed, n=str(len(batch)), skeleton=skeleton(len(batch)))
 
     checks = await asyncio.gather(
         *(ask(llm, verify, values(b), _batch_parser(len(b)), query_id=inp.query_id) for b in batches),

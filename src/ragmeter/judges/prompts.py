@@ -144,8 +144,9 @@ NOT_SUPPORTED = the texts do not mention it
 Claims:
 {claims}
 
-Reply with JSON only, one entry per claim in the same order ({n} entries):
-{{"verdicts": [{{"claim": 1, "reasoning": "<comparison>", "verdict": "SUPPORTED|NOT_SUPPORTED|CONTRADICTED"}}]}}""",
+Reply with JSON only, one entry per claim in the same order ({n} entries), each verdict one of
+SUPPORTED, NOT_SUPPORTED, CONTRADICTED:
+{skeleton}""",
     reads=("answer", "reference"),
     max_tokens=1200,
 )
