@@ -78,6 +78,13 @@ def _pairs(answer: str, n_sources: int) -> tuple[list[dict[str, Any]], list[dict
     return pairs, invalid, uncited
 
 
+def skeleton(ids: list[str], uncited: bool) -> str:
+    """The reply's shape with an entry for every citation id: a small model shown one entry answers one."""
+    entries = ", ".join(f'{{"id": "{i}", "reasoning": "<short>", "supported": <true or false>}}' for i in ids)
+    listed = '<ids such as "U1", or none>' if uncited else ""
+    return f'{{"citations": [{entries}], "uncited_claims": [{listed}]}}'
+
+
 async def _body(judge: Judge, inp: JudgeInput, llm: LLMClient, flags: list[str]) -> MetricResult:
     pairs, invalid, uncited = _pairs(inp.answer or "", len(inp.contexts))
     if not pairs and not invalid:
@@ -109,6 +116,7 @@ async def _body(judge: Judge, inp: JudgeInput, llm: LLMClient, flags: list[str])
         flags,
         citations="\n".join(f'{i}: "{p["sentence"]}" cites [{p["source"]}]' for i, p in ids.items()),
         uncited="\n".join(f'{i}: "{s}"' for i, s in uids.items()) or "(none)",
+        skeleton=skeleton(list(ids), bool(uids)),
     )
     reply = await ask(llm, judge.prompt, values, parse, query_id=inp.query_id)
     verdicts = {c.id.strip(): c for c in reply.value.citations}

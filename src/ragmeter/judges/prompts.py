@@ -249,8 +249,8 @@ Sentences without a citation:
 
 For each citation, say whether the cited text supports the sentence (true or false).
 Then list the ids of the sentences without a citation that state a fact which would need a source.
-Reply with JSON only:
-{{"citations": [{{"id": "C1", "reasoning": "<short>", "supported": true}}], "uncited_claims": ["U1"]}}""",
+Reply with JSON only, one entry per citation ("supported" is true or false):
+{skeleton}""",
     reads=("answer",),
     max_tokens=1200,
 )
