@@ -217,6 +217,6 @@ def test_prompt_versions_were_bumped_and_share_the_system_text() -> None:
     for name, prompt in PROMPTS_IN_LAYOUT.items():
         assert prompt.system == FACTUALITY.system, name
         assert prompt.reads is not None
-    assert FACTUALITY.version.startswith("factuality/v4+") and FACTUALITY.follow_up is FACTUALITY_VERIFY
+    assert FACTUALITY.version.startswith("factuality/v5+") and FACTUALITY.follow_up is FACTUALITY_VERIFY
     assert PROMPTS_IN_LAYOUT["retrieval_grade"].reads == ("reference",)
     assert JUDGES["retrieval_grade"].version.startswith("retrieval_grade/v2+")

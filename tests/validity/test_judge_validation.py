@@ -89,7 +89,7 @@ async def test_validate_on_the_scripted_judge(scripted: Callable[..., Any]) -> N
     server = await scripted(responder)
     llm = from_spec(f"openai-compatible:scripted@{server.url}", concurrency=4)
     async with llm:
-        report = await validate_judge(_dataset(), "relevance", llm=llm, concurrency=3, n_boot=200, seed=1)
+        report = await validate_judge(_dataset(), "relevance", llm=llm, concurrency=3, n_resamples=200, seed=1)
     out = report.to_dict()
     assert out["n_items"] == 8 and out["n_failed"] == 1 and out["n"] == 7
     failed = [i for i in out["items"] if i["judge"] is None]
@@ -117,7 +117,7 @@ async def test_sample_is_seeded(scripted: Callable[..., Any]) -> None:
     for _ in range(2):
         llm = from_spec(f"openai-compatible:scripted@{server.url}")
         async with llm:
-            report = await validate_judge(_dataset(), "relevance", llm=llm, sample=4, seed=5, n_boot=50)
+            report = await validate_judge(_dataset(), "relevance", llm=llm, sample=4, seed=5, n_resamples=50)
         ids.append([i["id"] for i in report.items])
     assert ids[0] == ids[1] and len(ids[0]) == 4
 
@@ -196,7 +196,7 @@ async def test_budget_failures_are_counted_not_dropped(scripted: Callable[..., A
     server = await scripted(responder)
     llm = from_spec(f"openai-compatible:scripted@{server.url}", budget=4, concurrency=1)
     async with llm:
-        report = await validate_judge(_dataset(), "relevance", llm=llm, concurrency=1, n_boot=50)
+        report = await validate_judge(_dataset(), "relevance", llm=llm, concurrency=1, n_resamples=50)
     assert report.n_items == 8 and report.n_failed == 4 and report.stats["n"] == 4
     failed = [i for i in report.items if i["judge"] is None]
     assert [i["id"] for i in failed] == ["q5", "q6", "q7", "q8"]

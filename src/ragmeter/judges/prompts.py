@@ -133,7 +133,7 @@ Reply with JSON only: {{"reasoning": "<one or two sentences>", "grade": <integer
 # SUPPORTED against "completed in 1889" with the 1.5B local model.
 FACTUALITY_VERIFY = layered(
     "factuality",
-    4,
+    5,
     """check claims taken from the answer against the retrieved texts (and the reference answer, when
 one is given). For each claim below, in order, first compare it with what the texts say, detail by detail
 (names, dates, numbers, places), then give a verdict:
@@ -153,7 +153,7 @@ SUPPORTED, NOT_SUPPORTED, CONTRADICTED:
 
 FACTUALITY = layered(
     "factuality",
-    4,
+    5,
     """split the answer into short, self-contained factual claims: each one sentence that can be checked
 on its own (replace pronouns by what they refer to). Leave out opinions and filler. Take the claims from
 the answer only, not from the retrieved texts.
@@ -237,7 +237,7 @@ Reply with JSON only:
 
 CITATION_ACCURACY = layered(
     "citation_accuracy",
-    2,
+    3,
     """check whether cited texts support the sentences of the answer that cite them; [n] in the answer
 cites retrieved text [n].
 
