@@ -220,3 +220,25 @@ def test_prompt_versions_were_bumped_and_share_the_system_text() -> None:
     assert FACTUALITY.version.startswith("factuality/v5+") and FACTUALITY.follow_up is FACTUALITY_VERIFY
     assert PROMPTS_IN_LAYOUT["retrieval_grade"].reads == ("reference",)
     assert JUDGES["retrieval_grade"].version.startswith("retrieval_grade/v2+")
+
+
+async def test_the_reply_shape_has_an_entry_for_every_claim_and_citation(scripted) -> None:  # type: ignore[no-untyped-def]
+    """A small model copies the reply's shape: shown one entry it replies with one (the local 1.5B judge did,
+    and every batch was null), so the shape lists every claim number of the batch and every citation id."""
+    srv = await scripted(_responder(7))
+    llm = from_spec(f"openai-compatible:m@{srv.url}")
+    q = QUERIES[0]
+    fact = await JUDGES["factuality"](q["question"], q["answer"], q["contexts"], llm=llm)
+    cite = await JUDGES["citation_accuracy"](q["question"], q["answer"], q["contexts"], llm=llm)
+    await llm.aclose()
+    assert fact.value is not None and cite.value is not None
+    verify = [r for r in srv.requests if "Claims:\n[1]" in r.user]
+    assert len(verify) == 2
+    for r in verify:
+        shape = json.loads(task_of(r.user).rsplit("\n", 1)[1].replace('"<verdict>"', '"SUPPORTED"'))
+        assert [e["claim"] for e in shape["verdicts"]] == list(range(1, len(_listed(r)) + 1))
+    (req,) = [r for r in srv.requests if "Citations to check" in r.user]
+    shape_line = task_of(req.user).rsplit("\n", 1)[1]
+    shape = json.loads(shape_line.replace("<true or false>", "true").replace('<ids such as "U1", or none>', ""))
+    assert [e["id"] for e in shape["citations"]] == ["C1", "C2"]
+    assert '<ids such as "U1", or none>' in shape_line  # the answer has a sentence without a citation
