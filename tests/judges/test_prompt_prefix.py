@@ -239,6 +239,8 @@ async def test_the_reply_shape_has_an_entry_for_every_claim_and_citation(scripte
         assert [e["claim"] for e in shape["verdicts"]] == list(range(1, len(_listed(r)) + 1))
     (req,) = [r for r in srv.requests if "Citations to check" in r.user]
     shape_line = task_of(req.user).rsplit("\n", 1)[1]
-    shape = json.loads(shape_line.replace("<true or false>", "true").replace('<ids such as "U1", or none>', ""))
+    shape = json.loads(
+        shape_line.replace("<true or false>", "true").replace('<ids such as "U1", or none>', "")
+    )
     assert [e["id"] for e in shape["citations"]] == ["C1", "C2"]
     assert '<ids such as "U1", or none>' in shape_line  # the answer has a sentence without a citation

@@ -85,7 +85,9 @@ async def test_judges_validate_accepts_the_relevance_judge(scripted: Callable[..
         corpus=[Document(doc_id=d, text=t) for d, t in DOCS.items() if t.strip()],
     )
     async with from_spec(f"openai-compatible:m@{server.url}") as llm:
-        report = (await validate_judge(data, "trec_relevance", llm=llm, scale=(0, 3), n_resamples=50)).to_dict()
+        report = (
+            await validate_judge(data, "trec_relevance", llm=llm, scale=(0, 3), n_resamples=50)
+        ).to_dict()
     assert report["n"] == 4 and report["n_failed"] == 0
     assert [item["judge"] for item in report["items"]] == [3, 0, 3, 0]  # grades 0-3 kept on the 0-3 scale
     assert report["accuracy"] == 0.5

@@ -89,7 +89,9 @@ async def test_validate_on_the_scripted_judge(scripted: Callable[..., Any]) -> N
     server = await scripted(responder)
     llm = from_spec(f"openai-compatible:scripted@{server.url}", concurrency=4)
     async with llm:
-        report = await validate_judge(_dataset(), "relevance", llm=llm, concurrency=3, n_resamples=200, seed=1)
+        report = await validate_judge(
+            _dataset(), "relevance", llm=llm, concurrency=3, n_resamples=200, seed=1
+        )
     out = report.to_dict()
     assert out["n_items"] == 8 and out["n_failed"] == 1 and out["n"] == 7
     failed = [i for i in out["items"] if i["judge"] is None]
