@@ -67,7 +67,7 @@ async def test_the_relevance_judge_logs_one_debug_line_per_judgment(
     [([1, 1, 1, 1], [1, 0, 1, 0]), ([0, 1, 0, 1], [1, 1, 1, 1]), ([2, 2, 2], [2, 2, 2])],
 )
 def test_an_agreement_note_never_contradicts_its_kappa(human: list[int], judge: list[int]) -> None:
-    res = agreement(human, judge, n_boot=20)
+    res = agreement(human, judge, n_resamples=20)
     about_kappa = [n for n in res.notes if "kappa" in n]
     assert about_kappa  # one rater is constant in each case: the note is there
     for note in about_kappa:

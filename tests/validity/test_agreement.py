@@ -140,8 +140,8 @@ def test_bootstrap_is_seeded_and_contains_the_estimate() -> None:
     rng = np.random.default_rng(3)
     human = rng.integers(0, 4, 300).tolist()
     judge = np.clip(np.array(human) + rng.integers(-1, 2, 300), 0, 3).tolist()
-    one = agreement(human, judge, labels=[0, 1, 2, 3], n_boot=500, seed=7)
-    two = agreement(human, judge, labels=[0, 1, 2, 3], n_boot=500, seed=7)
+    one = agreement(human, judge, labels=[0, 1, 2, 3], n_resamples=500, seed=7)
+    two = agreement(human, judge, labels=[0, 1, 2, 3], n_resamples=500, seed=7)
     assert one.to_dict() == two.to_dict()
     for key in ("accuracy", "kappa", "weighted_kappa", "spearman", "kendall"):
         lo, hi = getattr(one, f"{key}_ci")
@@ -155,7 +155,7 @@ def test_bootstrap_is_seeded_and_contains_the_estimate() -> None:
 
 
 def test_bootstrap_of_a_constant_rater_has_no_interval() -> None:
-    ci = bootstrap_interval(lambda idx: None, 10, n_boot=50, seed=0)
+    ci = bootstrap_interval(lambda idx: None, 10, n_resamples=50, seed=0)
     assert (ci.lo, ci.hi, ci.n_valid) == (None, None, 0)
     report = agreement([1, 1, 1, 1], [1, 0, 1, 1], labels=[0, 1])
     assert report.kappa == pytest.approx(sklearn_metrics.cohen_kappa_score([1, 1, 1, 1], [1, 0, 1, 1]))

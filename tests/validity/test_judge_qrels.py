@@ -152,7 +152,7 @@ def _random_world(seed: int) -> tuple[Qrels, Qrels, dict[str, Run]]:
 
 def test_meta_evaluation_against_the_oracles() -> None:
     human, llm, runs = _random_world(4)
-    res = meta_evaluate(human, llm, runs, measure="ndcg@10", n_boot=200, seed=1).to_dict()
+    res = meta_evaluate(human, llm, runs, measure="ndcg@10", n_resamples=200, seed=1).to_dict()
     hp, lp = judged_pairs(human), judged_pairs(llm)
     shared = sorted(set(hp) & set(lp))
     h = [hp[p] for p in shared]
@@ -181,7 +181,7 @@ def test_meta_evaluation_binarises_llm_grades_against_binary_human_qrels() -> No
         n: Run.from_dict({"q1": s, "q2": s})
         for n, s in (("x", {"a": 2.0, "b": 1.0}), ("y", {"b": 2.0, "a": 1.0}))
     }
-    res = meta_evaluate(human, llm, runs, measure="ndcg@10", n_boot=50)
+    res = meta_evaluate(human, llm, runs, measure="ndcg@10", n_resamples=50)
     assert res.labels["confusion"]["matrix"] == [[1, 1], [0, 3]]
     assert any("binary" in n for n in res.notes)
 

@@ -99,7 +99,7 @@ def test_both_sides_are_scored_on_one_query_set() -> None:
         "x": Run.from_dict({"q1": ranked, "q2": ranked, "q3": ranked, "q4": {"b": 2.0, "a": 1.0}}),
         "y": Run.from_dict({"q1": {"b": 2.0, "a": 1.0}, "q2": ranked, "q4": ranked}),
     }
-    res = meta_evaluate(human, llm, runs, measure="ndcg@10", n_boot=20)
+    res = meta_evaluate(human, llm, runs, measure="ndcg@10", n_resamples=20)
     assert res.n_queries == 3  # q1, q2, q4: judged by both, retrieved by both runs
     assert res.queries_left_out["not_retrieved_by_every_run"] == 1
     keep = Qrels.from_dict({q: d for q, d in human.to_dict().items() if q != "q3"})
@@ -133,7 +133,7 @@ def test_tied_system_scores_share_a_rank() -> None:
     same = {"a": 2.0, "b": 1.0}
     runs = {n: Run.from_dict({"q1": same}) for n in ("r1", "r2")}
     runs["r3"] = Run.from_dict({"q1": {"b": 2.0, "a": 1.0}})
-    res = meta_evaluate(human, llm, runs, n_boot=20)
+    res = meta_evaluate(human, llm, runs, n_resamples=20)
     assert [r["rank_human"] for r in res.runs] == [1, 1, 3]
     assert [r["rank_llm"] for r in res.runs] == [1, 1, 3]
     assert res.tau_ap == pytest.approx(1.0)  # identical rankings, ties and all
